@@ -1,0 +1,86 @@
+"""`benchbay` on the command line: the same operations as the window, for scripts and servers.
+
+Exit codes: 0 done, 1 failed (one-line reason on stderr), 2 usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from app import cli_hosts, cli_runs
+from app.cli_common import UsageError
+from app.settings import DB_ENV, HOME_ENV
+from remote.errors import BenchbayError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="benchbay",
+        description="Benchmark servers over SSH: host inventory, facts, runs. Without a command, opens the window.",
+    )
+    parser.add_argument("--db", metavar="URL", help=f"store URL (SQLAlchemy); default ${DB_ENV} or SQLite "
+                        "in the user data directory")
+    parser.add_argument("--home", metavar="DIR", help=f"config directory (known_hosts, settings); default "
+                        f"${HOME_ENV} or the user config directory")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
+    parser.add_argument("--version", action="version", version=f"benchbay {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("gui", help="open the window (the default)")
+    cli_hosts.add_parser(sub)
+    cli_runs.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command in (None, "gui"):
+            from app.gui.application import run_gui
+
+            return run_gui(lambda: _open_workbench(args))
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.parse_args([args.command, "--help"])
+            return EXIT_USAGE
+        bench = _open_workbench(args)
+        try:
+            return handler(bench, args)
+        finally:
+            bench.close()
+    except UsageError as exc:
+        print(f"benchbay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BenchbayError as exc:
+        print(f"benchbay: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("benchbay: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_FAILED
+
+
+def _open_workbench(args: argparse.Namespace):
+    from app.workbench import Workbench
+
+    return Workbench(home=args.home, db_url=args.db)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("benchbay")
+    except Exception:
+        return "dev"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

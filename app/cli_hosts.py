@@ -1,0 +1,218 @@
+"""`benchbay host ...`: the inventory, host keys and facts."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from app.cli_common import UsageError, confirm, interactive, print_json, print_table
+from app.facts_summary import facts_lines
+from app.workbench import Workbench
+from remote.errors import HostKeyChanged, HostKeyError, PasswordRequired, UnknownHostKey
+from remote.hostspec import AUTH_KEY, AUTH_METHODS, HostSpec
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    host = sub.add_parser("host", help="add, list, trust and inspect hosts")
+    cmds = host.add_subparsers(dest="host_command", metavar="ACTION", required=True)
+
+    add = cmds.add_parser("add", help="add an SSH host to the inventory")
+    add.add_argument("name")
+    _host_options(add, address_required=False)
+    add.set_defaults(handler=_add)
+
+    edit = cmds.add_parser("edit", help="change an SSH host")
+    edit.add_argument("name")
+    edit.add_argument("--rename", metavar="NEW")
+    _host_options(edit, address_required=False)
+    edit.set_defaults(handler=_edit)
+
+    lst = cmds.add_parser("list", help="list hosts (local first)")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(handler=_list)
+
+    rm = cmds.add_parser("remove", help="remove a host from the inventory (its runs stay)")
+    rm.add_argument("name")
+    rm.set_defaults(handler=_remove)
+
+    trust = cmds.add_parser("trust", help="show the host's key fingerprint and trust it")
+    trust.add_argument("name")
+    trust.add_argument("--fingerprint", metavar="SHA256:...", help="trust only a key with this fingerprint")
+    trust.set_defaults(handler=_trust)
+
+    untrust = cmds.add_parser("untrust", help="forget the trusted key of a host")
+    untrust.add_argument("name")
+    untrust.set_defaults(handler=_untrust)
+
+    facts = cmds.add_parser("facts", help="gather the host's facts with the agent and store them")
+    facts.add_argument("name")
+    facts.add_argument("--test-dir", metavar="DIR", help="directory whose filesystem to describe")
+    facts.add_argument("--password-stdin", action="store_true", help="read the SSH password from stdin")
+    facts.add_argument("--json", action="store_true")
+    facts.set_defaults(handler=_facts)
+
+
+def _host_options(p: argparse.ArgumentParser, address_required: bool) -> None:
+    p.add_argument("--address", required=address_required, help="host name or IP (default: from ~/.ssh/config)")
+    p.add_argument("--port", type=_port, help="SSH port (default: from ~/.ssh/config, else 22)")
+    p.add_argument("--user", help="login user (default: from ~/.ssh/config, else your user name)")
+    p.add_argument("--key", metavar="PATH", help="private key file (implies --auth key)")
+    p.add_argument("--auth", choices=AUTH_METHODS, help="auto: ssh-agent and keys (default); password: asked "
+                   "when needed")
+    p.add_argument("--keyring", action=argparse.BooleanOptionalAction, default=None,
+                   help="keep the password in the OS keyring (never in a file)")
+    p.add_argument("--jump", metavar="NAME", help="jump host: an inventory host or [user@]host[:port]")
+    p.add_argument("--test-dir", metavar="DIR", help="default directory for disk tests on this host")
+    p.add_argument("--notes")
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1-65535, not {port}")
+    return port
+
+
+def _spec_from_args(base: HostSpec, args: argparse.Namespace) -> HostSpec:
+    changes = {}
+    for field, value in (("address", args.address), ("port", args.port), ("user", args.user),
+                         ("jump", args.jump), ("test_dir", args.test_dir), ("notes", args.notes),
+                         ("keyring", args.keyring)):
+        if value is not None:
+            changes[field] = value
+    if args.key is not None:
+        changes["key_path"] = args.key
+        changes["auth"] = AUTH_KEY
+    if args.auth is not None:
+        changes["auth"] = args.auth
+    spec = base.with_changes(**changes)
+    if spec.auth == AUTH_KEY and not spec.key_path:
+        raise UsageError("--auth key needs --key PATH")
+    return spec
+
+
+def _validate_name(name: str) -> None:
+    if not name or any(c.isspace() for c in name) or name.startswith("-"):
+        raise UsageError(f"invalid host name {name!r}: use letters, digits, dots, dashes")
+
+
+def _add(bench: Workbench, args: argparse.Namespace) -> int:
+    _validate_name(args.name)
+    spec = _spec_from_args(HostSpec(name=args.name), args)
+    if not spec.address and args.name not in bench.ssh_config_aliases():
+        raise UsageError(f"--address is needed: {args.name!r} is not a Host in ~/.ssh/config")
+    bench.add_host(spec)
+    print(f"added {spec.name}")
+    return 0
+
+
+def _edit(bench: Workbench, args: argparse.Namespace) -> int:
+    old = bench.get_host(args.name)
+    if old.is_local:
+        raise UsageError("the built-in host 'local' cannot be edited")
+    spec = _spec_from_args(old, args)
+    if args.rename:
+        _validate_name(args.rename)
+        spec = spec.with_changes(name=args.rename)
+    bench.update_host(args.name, spec)
+    print(f"updated {spec.name}")
+    return 0
+
+
+def _list(bench: Workbench, args: argparse.Namespace) -> int:
+    hosts = bench.list_hosts()
+    if args.json:
+        print_json([_host_json(h) for h in hosts])
+        return 0
+    rows = []
+    for h in hosts:
+        where = "this computer" if h.is_local else _where(h)
+        rows.append([h.name, where, h.auth if not h.is_local else "-", h.jump or "-"])
+    print_table(["NAME", "ADDRESS", "AUTH", "JUMP"], rows)
+    return 0
+
+
+def _where(h: HostSpec) -> str:
+    user = f"{h.user}@" if h.user else ""
+    port = f":{h.port}" if h.port else ""
+    return f"{user}{h.address or '(ssh config)'}{port}"
+
+
+def _host_json(h: HostSpec) -> dict:
+    return {
+        "name": h.name, "local": h.is_local, "address": h.address, "port": h.port, "user": h.user,
+        "auth": h.auth, "key_path": h.key_path, "jump": h.jump, "keyring": h.keyring,
+        "test_dir": h.test_dir, "notes": h.notes,
+    }
+
+
+def _remove(bench: Workbench, args: argparse.Namespace) -> int:
+    if args.name == "local":
+        raise UsageError("the built-in host 'local' cannot be removed")
+    bench.remove_host(args.name)
+    print(f"removed {args.name} (its stored runs are kept)")
+    return 0
+
+
+def _trust(bench: Workbench, args: argparse.Namespace) -> int:
+    if args.fingerprint:
+        info = bench.trust_host(args.name, expected_fingerprint=args.fingerprint)
+        verb = "already trusted" if info.status == "trusted" else "trusted"
+        print(f"{info.host_id}: {info.key_type} {info.fingerprint} {verb}")
+        return 0
+    info = bench.host_key(args.name)
+    print(f"{info.host_id} offers {info.key_type} key {info.fingerprint}")
+    if info.status == "trusted":
+        print("this key is already trusted")
+        return 0
+    if info.status == "changed":
+        raise HostKeyChanged(info.host_id, info.key_type, info.fingerprint, info.expected_fingerprint or "?")
+    if not interactive():
+        raise HostKeyError(
+            f"{info.host_id}: not trusted. Compare the fingerprint with the server's, then run "
+            f"`benchbay host trust {args.name} --fingerprint {info.fingerprint}`"
+        )
+    if not confirm("Does this match the fingerprint the server's administrator gave you?"):
+        print("not trusted")
+        return 1
+    bench.trust_host(args.name, expected_fingerprint=info.fingerprint)
+    print("trusted")
+    return 0
+
+
+def _untrust(bench: Workbench, args: argparse.Namespace) -> int:
+    removed = bench.untrust_host(args.name)
+    print(f"removed {removed} trusted key(s) of {args.name}")
+    return 0
+
+
+def _facts(bench: Workbench, args: argparse.Namespace) -> int:
+    password = None
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    try:
+        outcome = bench.gather_facts(args.name, password=password, test_dir=args.test_dir)
+    except PasswordRequired:
+        if not interactive():
+            raise
+        spec = bench.get_host(args.name)
+        password = getpass.getpass(f"SSH password for {spec.user + '@' if spec.user else ''}{args.name}: ")
+        outcome = bench.gather_facts(args.name, password=password, test_dir=args.test_dir)
+    except UnknownHostKey as exc:
+        if not interactive():
+            raise
+        print(f"{exc.known_as} offers {exc.key_type} key {exc.fingerprint}", file=sys.stderr)
+        if not confirm("Benchbay has never connected to it. Trust this key?"):
+            raise
+        bench.trust_key(exc)
+        outcome = bench.gather_facts(args.name, password=password, test_dir=args.test_dir)
+    if args.json:
+        print_json(outcome.facts)
+        return 0
+    print(f"# facts of {outcome.host} (stored as run {outcome.run_id})")
+    for line in facts_lines(outcome.facts):
+        print(line)
+    return 0

@@ -1,0 +1,96 @@
+"""Start the window: check there is a display first, so a server user gets a hint, not a Qt abort."""
+from __future__ import annotations
+
+import ctypes.util
+import os
+import signal
+import sys
+from collections.abc import Callable
+
+DISPLAY_HINT = (
+    "Benchbay needs a display to open its window. On a server or over SSH without X forwarding use: "
+    "xvfb-run benchbay   — or the command line: benchbay --help"
+)
+XCB_CURSOR_HINT = (
+    "Benchbay cannot open its window: the Qt X11 plugin needs the xcb-cursor library, which is not "
+    "installed. Install it (Debian/Ubuntu: sudo apt install libxcb-cursor0; Fedora/RHEL: "
+    "sudo dnf install xcb-util-cursor; Arch: sudo pacman -S xcb-util-cursor) — or use the command line: "
+    "benchbay --help"
+)
+# Platforms that draw without a display server
+_HEADLESS_PLATFORMS = {"offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay", "minimalegl"}
+
+
+def display_problem(environ: dict[str, str] | None = None, platform: str | None = None,
+                    find_library: Callable[[str], str | None] = ctypes.util.find_library) -> str | None:
+    """Why Qt could not open a window here (the message to print), or None when it should work."""
+    env = os.environ if environ is None else environ
+    if not (platform or sys.platform).startswith("linux"):
+        return None
+    wanted = env.get("QT_QPA_PLATFORM", "").strip()
+    # "wayland;xcb" lists fallbacks; "vnc:size=800x600" carries options
+    candidates = [p.split(":", 1)[0].strip().lower() for p in wanted.split(";") if p.strip()]
+    if any(p in _HEADLESS_PLATFORMS for p in candidates):
+        return None
+    has_x = bool(env.get("DISPLAY"))
+    has_wayland = bool(env.get("WAYLAND_DISPLAY"))
+    if candidates:
+        usable = [p for p in candidates if (p == "xcb" and has_x) or (p.startswith("wayland") and has_wayland)]
+    else:
+        usable = (["wayland"] if has_wayland else []) + (["xcb"] if has_x else [])
+    if not usable:
+        return DISPLAY_HINT
+    # Qt >= 6.5 refuses to load its xcb plugin without libxcb-cursor, and then aborts the process
+    if usable[0] == "xcb" and find_library("xcb-cursor") is None:
+        return XCB_CURSOR_HINT
+    return None
+
+
+def run_gui(workbench_factory: Callable[[], object], argv: list[str] | None = None) -> int:
+    """Open the main window on the Workbench the factory returns; the exit code of the app."""
+    problem = display_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+
+    from PySide6.QtCore import QCoreApplication, QTimer
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from app.gui.crash_dialog import install_excepthook
+    from remote.errors import BenchbayError
+    from resources import resource_path, resource_text
+
+    QCoreApplication.setApplicationName("Benchbay")
+    QCoreApplication.setOrganizationName("Benchbay")
+    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
+    QApplication.setDesktopFileName("benchbay")
+    app.setStyle("Fusion")  # the same base on every desktop, so the stylesheet looks the same
+    app.setWindowIcon(QIcon(str(resource_path("benchbay.svg"))))
+    app.setStyleSheet(resource_text("style.qss"))
+    install_excepthook()
+
+    # Ctrl+C in the terminal: Python only sees the signal when the interpreter runs, so wake it up
+    signal.signal(signal.SIGINT, lambda *_: app.quit())
+    wake = QTimer()
+    wake.timeout.connect(lambda: None)
+    wake.start(250)
+
+    try:
+        workbench = workbench_factory()
+    except BenchbayError as exc:
+        QMessageBox.critical(None, "Benchbay cannot start", str(exc))
+        return 1
+
+    from app.gui.main_window import MainWindow
+
+    window = MainWindow(workbench)
+    window.show()
+    try:
+        return app.exec()
+    finally:
+        wake.stop()
+        window.shutdown()
+        close = getattr(workbench, "close", None)
+        if close is not None:
+            close()

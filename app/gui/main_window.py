@@ -1,0 +1,364 @@
+"""The main window: hosts on the left, their facts and the stored runs on the right.
+
+Everything that touches SSH or the store runs in the window's WorkerPool; slots here only get
+plain data back (HostSpec, RunRecord, dicts) and update widgets.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui.host_actions import FactsFlow
+from app.gui.import_dialog import ImportDialog
+from app.gui.workers import Worker, WorkerPool
+from remote.errors import BenchbayError
+from remote.hostspec import LOCAL_HOST_NAME, HostSpec
+from widgets.facts_view import FactsView
+from widgets.format import one_line
+from widgets.host_editor import HostEditor
+from widgets.host_list import STATUS_ERROR, HostList
+from widgets.runs_table import RunsTable
+
+if TYPE_CHECKING:
+    from app.workbench import Workbench
+
+log = logging.getLogger(__name__)
+RUNS_SHOWN = 500
+CLOSE_WAIT_MS = 15_000   # a connect in progress is bounded by its own timeout; do not hang longer
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bench = workbench
+        self.setObjectName("mainWindow")
+        self.setWindowTitle("Benchbay")
+        self.resize(1240, 780)
+        self.pool = WorkerPool(self)
+        self.flow = FactsFlow(workbench, self.pool, self)
+        self.host_editor: HostEditor | None = None
+        self.import_dialog: ImportDialog | None = None
+        self._aliases: list[str] = []
+        self._facts: dict[str, tuple[Any, dict]] = {}       # host -> (collected_at, facts)
+        self._facts_loaded: set[str] = set()                 # hosts whose stored facts were looked up
+        self._closing = False
+        self._select_after_refresh: str | None = None
+
+        self.host_list = HostList()
+        self.facts_view = FactsView()
+        self.runs_table = RunsTable()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.facts_view, "Facts")
+        self.tabs.addTab(self.runs_table, "Runs")
+
+        left = QWidget()
+        left.setObjectName("hostPane")
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.host_list)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([270, 970])
+        splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(splitter)
+
+        self._make_actions()
+        self.statusBar().setSizeGripEnabled(True)
+
+        self.host_list.current_host_changed.connect(self._on_current_host)
+        self.host_list.host_activated.connect(self.gather_facts)
+        self.flow.host_state.connect(self._on_host_state)
+        self.flow.message.connect(self.show_status)
+        self.flow.facts_ready.connect(self._on_facts)
+        self.pool.job_done.connect(lambda _key: self._update_actions())
+        self.refresh()
+
+    # -- set-up ----------------------------------------------------------------------------------
+
+    def _make_actions(self) -> None:
+        def action(text: str, slot: Callable[[], object], tip: str, shortcut: Any = None) -> QAction:
+            act = QAction(text, self)
+            act.setToolTip(tip)
+            act.setStatusTip(tip)
+            if shortcut is not None:
+                act.setShortcut(QKeySequence(shortcut))
+            act.triggered.connect(lambda _checked=False: slot())
+            self.addAction(act)
+            return act
+
+        self.add_action = action("Add host…", self.add_host, "Add an SSH host", QKeySequence.StandardKey.New)
+        self.edit_action = action("Edit…", self.edit_host, "Change the selected host", "F2")
+        self.remove_action = action("Remove", self.remove_host, "Remove the selected host from the list "
+                                    "(its stored runs are kept)", QKeySequence.StandardKey.Delete)
+        self.import_action = action("Import from ~/.ssh/config…", self.import_hosts,
+                                    "Add hosts that ~/.ssh/config already describes")
+        self.gather_action = action("Gather facts", self.gather_facts,
+                                    "Connect to the selected host and collect its hardware and software facts",
+                                    "F5")
+        self.refresh_action = action("Refresh", self.refresh, "Reload hosts and runs",
+                                     QKeySequence.StandardKey.Refresh)
+        self.gather_action.setObjectName("gatherAction")
+
+        toolbar = QToolBar("Hosts")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        toolbar.setIconSize(QSize(16, 16))
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for act in (self.add_action, self.edit_action, self.remove_action, self.import_action):
+            toolbar.addAction(act)
+        toolbar.addSeparator()
+        toolbar.addAction(self.gather_action)
+        toolbar.addSeparator()
+        toolbar.addAction(self.refresh_action)
+        self.addToolBar(toolbar)
+        self._update_actions()
+
+    # -- background jobs -------------------------------------------------------------------------
+
+    def run_job(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
+                what: str = "", key: str | None = None) -> Worker:
+        """Run fn in the pool; on failure the reason goes to the status bar."""
+        worker = Worker(fn, *args)
+        if on_done is not None:
+            worker.finished.connect(on_done)
+        worker.failed.connect(lambda exc: self._job_failed(what, exc))
+        return self.pool.start(worker, key=key)
+
+    def _job_failed(self, what: str, exc: BaseException) -> None:
+        if not isinstance(exc, BenchbayError):
+            import sys
+
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        reason = one_line(str(exc)) or type(exc).__name__
+        self.show_status(f"{what}: {reason}" if what else reason)
+
+    def show_status(self, text: str) -> None:
+        self.statusBar().showMessage(one_line(text, 300))
+
+    # -- inventory -------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        bench = self.bench
+
+        def load() -> tuple[list[HostSpec], list, list[str]]:
+            return bench.list_hosts(), bench.store.runs.list(limit=RUNS_SHOWN), bench.ssh_config_aliases()
+
+        # facts may have been gathered elsewhere (the CLI): look them up again
+        self._facts.clear()
+        self._facts_loaded.clear()
+        self.run_job(load, on_done=self._on_inventory, what="Loading hosts")
+
+    def _on_inventory(self, data: tuple[list[HostSpec], list, list[str]]) -> None:
+        hosts, runs, aliases = data
+        self._aliases = aliases
+        self.host_list.set_hosts(hosts)
+        if self._select_after_refresh:
+            self.host_list.select_host(self._select_after_refresh)
+            self._select_after_refresh = None
+        self.runs_table.set_runs(runs)
+        self.tabs.setTabText(1, f"Runs ({len(runs)})" if runs else "Runs")
+        if not self.statusBar().currentMessage():
+            self.show_status(f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}, "
+                             f"{len(runs)} stored run{'s' if len(runs) != 1 else ''}")
+        self._update_actions()
+        current = self.host_list.current_host()
+        if current:
+            self._show_facts(current)
+
+    def _reload_runs(self) -> None:
+        bench = self.bench
+        self.run_job(lambda: bench.store.runs.list(limit=RUNS_SHOWN), on_done=self._on_runs, what="Loading runs")
+
+    def _on_runs(self, runs: list) -> None:
+        self.runs_table.set_runs(runs)
+        self.tabs.setTabText(1, f"Runs ({len(runs)})" if runs else "Runs")
+
+    def add_host(self) -> HostEditor:
+        return self._open_editor(None)
+
+    def edit_host(self) -> HostEditor | None:
+        name = self.host_list.current_host()
+        spec = self.host_list.spec(name) if name else None
+        if spec is None or spec.is_local:
+            return None
+        return self._open_editor(spec)
+
+    def _open_editor(self, spec: HostSpec | None) -> HostEditor:
+        names = self.host_list.host_names()
+        editor = HostEditor(existing_names=set(names), ssh_aliases=self._aliases, jump_hosts=names,
+                            spec=spec, parent=self)
+        editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        editor.accepted.connect(lambda: self._save_host(spec.name if spec else None, editor.spec()))
+        editor.destroyed.connect(lambda: setattr(self, "host_editor", None))
+        self.host_editor = editor
+        editor.open()   # window-modal, not a nested event loop
+        return editor
+
+    def _save_host(self, old_name: str | None, spec: HostSpec) -> None:
+        bench = self.bench
+        if old_name is None:
+            def job() -> str:
+                bench.add_host(spec)
+                return spec.name
+            what = f"Adding {spec.name}"
+        else:
+            def job() -> str:
+                bench.update_host(old_name, spec)
+                return spec.name
+            what = f"Saving {spec.name}"
+            if old_name != spec.name:
+                self._facts.pop(old_name, None)
+        self.run_job(job, on_done=self._host_saved, what=what)
+
+    def _host_saved(self, name: str) -> None:
+        self.show_status(f"{name}: saved")
+        self._facts.pop(name, None)
+        self._select_after_refresh = name
+        self.refresh()
+
+    def remove_host(self) -> None:
+        name = self.host_list.current_host()
+        if not name or name == LOCAL_HOST_NAME or self.flow.is_busy(name):
+            return
+        if not self.confirm(f"Remove {name}?",
+                            f"Remove “{name}” from the host list? Its stored runs are kept."):
+            return
+        bench = self.bench
+        self.run_job(lambda: bench.remove_host(name) or name, on_done=self._host_removed, what=f"Removing {name}")
+
+    def _host_removed(self, name: str) -> None:
+        self._facts.pop(name, None)
+        self.show_status(f"{name}: removed")
+        self.refresh()
+
+    def confirm(self, title: str, text: str) -> bool:
+        answer = QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes
+                                      | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def import_hosts(self) -> ImportDialog:
+        dialog = ImportDialog(self._aliases, set(self.host_list.host_names()), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._import(dialog.chosen()))
+        dialog.destroyed.connect(lambda: setattr(self, "import_dialog", None))
+        self.import_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _import(self, aliases: list[str]) -> None:
+        if not aliases:
+            return
+        bench = self.bench
+
+        def job() -> list[str]:
+            added = []
+            for alias in aliases:
+                bench.add_host(HostSpec(name=alias))
+                added.append(alias)
+            return added
+
+        self.run_job(job, on_done=lambda added: (self.show_status(f"Imported {len(added)} host(s) from "
+                                                                  "~/.ssh/config"), self.refresh()),
+                     what="Importing hosts")
+
+    # -- facts -----------------------------------------------------------------------------------
+
+    def gather_facts(self, name: str | None = None) -> bool:
+        name = name or self.host_list.current_host()
+        if not name:
+            return False
+        started = self.flow.gather(name)
+        self._update_actions()
+        return started
+
+    def _on_host_state(self, name: str, status: str, message: str) -> None:
+        self.host_list.set_status(name, status, message)
+        self._update_actions()
+        if status == STATUS_ERROR and name == self.host_list.current_host() and name not in self._facts:
+            self.facts_view.show_message(name, f"Could not gather facts: {message}")
+
+    def _on_facts(self, outcome: Any) -> None:
+        facts = outcome.facts
+        self._facts[outcome.host] = (facts.get("collected_at"), facts)
+        if self.host_list.current_host() == outcome.host:
+            self._show_facts(outcome.host)
+        self._reload_runs()
+
+    def _on_current_host(self, name: str) -> None:
+        self._update_actions()
+        if name:
+            self._show_facts(name)
+        else:
+            self.facts_view.show_message("", "Select a host.")
+
+    def _show_facts(self, name: str) -> None:
+        if name in self._facts:
+            when, facts = self._facts[name]
+            self.facts_view.set_facts(name, facts, when)
+            return
+        if name in self._facts_loaded:
+            self._show_no_facts(name)
+            return
+        self.facts_view.show_message(name, "Loading stored facts…")
+        bench = self.bench
+        self.run_job(lambda: (name, bench.store.runs.latest_facts(name)), on_done=self._on_stored_facts,
+                     what=f"Loading facts of {name}")
+
+    def _on_stored_facts(self, data: tuple[str, Any]) -> None:
+        name, found = data
+        self._facts_loaded.add(name)
+        if found is not None and name not in self._facts:
+            self._facts[name] = found
+        if self.host_list.current_host() == name:
+            if name in self._facts:
+                self._show_facts(name)
+            else:
+                self._show_no_facts(name)
+
+    def _show_no_facts(self, name: str) -> None:
+        if self.flow.is_busy(name):
+            self.facts_view.show_message(name, "Gathering facts…")
+        else:
+            self.facts_view.show_message(
+                name, "No facts stored for this host yet.\nClick “Gather facts” (or double-click the host).")
+
+    def _update_actions(self) -> None:
+        name = self.host_list.current_host() if hasattr(self, "host_list") else None
+        editable = bool(name) and name != LOCAL_HOST_NAME
+        busy = bool(name) and self.flow.is_busy(name)
+        self.edit_action.setEnabled(editable and not busy)
+        self.remove_action.setEnabled(editable and not busy)
+        self.gather_action.setEnabled(bool(name) and not busy)
+
+    # -- closing ---------------------------------------------------------------------------------
+
+    def shutdown(self, timeout_ms: int = CLOSE_WAIT_MS) -> bool:
+        """Drop pending jobs and wait for running ones (they cannot be interrupted mid-call)."""
+        if self._closing:
+            return self.pool.active_count() == 0
+        self._closing = True
+        self.pool.cancel_all()
+        return self.pool.wait(timeout_ms)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.pool.active_count():
+            self.show_status("Waiting for background work to stop…")
+            self.hide()
+        self.shutdown()
+        super().closeEvent(event)

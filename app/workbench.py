@@ -1,0 +1,233 @@
+"""What a user can do with Benchbay, without Qt: the GUI and the CLI both call this."""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import paramiko
+
+from app import passwords
+from app.settings import Settings, default_db_url, default_home
+from remote.agent_package import AGENT_VERSION
+from remote.connect import connect as open_transport
+from remote.connect import scan_host_key
+from remote.errors import BenchbayError, HostKeyChanged, HostKeyError, UnknownHostKey
+from remote.facts import gather_facts
+from remote.hostkeys import CHANGED, UNKNOWN, KnownHosts, fingerprint_sha256, host_key_id
+from remote.hostspec import AUTH_PASSWORD, LOCAL_HOST, HostSpec
+from remote.sshconfig import SSHConfigFile
+from remote.transport import Transport
+from storage.db import Store, open_store
+from storage.errors import NotFound
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HostKeyInfo:
+    """The key a host offers now, and how it stands against what the user trusted."""
+
+    host: str
+    host_id: str          # the known_hosts name: "addr" or "[addr]:port"
+    key_type: str
+    fingerprint: str
+    key_blob: bytes
+    status: str           # remote.hostkeys TRUSTED, UNKNOWN or CHANGED
+    expected_fingerprint: str | None = None
+
+
+@dataclass(frozen=True)
+class FactsOutcome:
+    run_id: int
+    host: str
+    facts: dict
+
+
+class Workbench:
+    """One per process. Repositories open a session per call, so workers can share it."""
+
+    def __init__(
+        self,
+        home: Path | str | None = None,
+        db_url: str | None = None,
+        ssh_config_path: Path | str | None = None,
+        user_known_hosts: Path | str | None = None,
+    ) -> None:
+        self.home = Path(home) if home else default_home()
+        self.home.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.home, 0o700)
+        self.settings = Settings.load(self.home)
+        self.store: Store = open_store(db_url or default_db_url())
+        user_kh = Path(user_known_hosts or self.settings.user_known_hosts).expanduser()
+        self.known_hosts = KnownHosts(self.home / "known_hosts", user_kh)
+        self.ssh_config = SSHConfigFile(Path(ssh_config_path or self.settings.ssh_config).expanduser())
+        # Passwords typed this session stay in memory only, never on disk.
+        self._session_passwords: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self._session_passwords.clear()
+        self.store.close()
+
+    # -- inventory -------------------------------------------------------------------------------
+
+    def list_hosts(self) -> list[HostSpec]:
+        return [LOCAL_HOST, *self.store.hosts.list()]
+
+    def get_host(self, name: str) -> HostSpec:
+        if name == LOCAL_HOST.name:
+            return LOCAL_HOST
+        spec = self.store.hosts.get(name)
+        if spec is not None:
+            return spec
+        if name in self.ssh_config.aliases():
+            return HostSpec(name=name)  # used as it is in ~/.ssh/config
+        raise NotFound(f"no host named {name!r}: add it with `benchbay host add {name} --address ...`")
+
+    def add_host(self, spec: HostSpec) -> None:
+        self.store.hosts.add(spec)
+
+    def update_host(self, old_name: str, spec: HostSpec) -> None:
+        self.store.hosts.update(old_name, spec)
+        if old_name != spec.name:
+            self._session_passwords.pop(old_name, None)
+            passwords.forget_password(old_name)
+
+    def remove_host(self, name: str) -> None:
+        if not self.store.hosts.remove(name):
+            raise NotFound(f"no host named {name!r} in the inventory")
+        self._session_passwords.pop(name, None)
+        passwords.forget_password(name)
+
+    def ssh_config_aliases(self) -> list[str]:
+        return self.ssh_config.aliases()
+
+    # -- host keys -------------------------------------------------------------------------------
+
+    def host_key(self, name: str) -> HostKeyInfo:
+        """Ask the host for its key (no login) and compare it with the trusted ones."""
+        spec = self.get_host(name)
+        if spec.is_local:
+            raise BenchbayError("the built-in host 'local' is this computer: it has no SSH host key")
+        host_id, key = scan_host_key(
+            spec,
+            known_hosts=self.known_hosts,
+            ssh_config=self.ssh_config,
+            timeout=self.settings.connect_timeout,
+            resolve_jump=self._jump_spec,
+        )
+        status, expected = self.known_hosts.check(host_id, key)
+        blob = key.asbytes()
+        return HostKeyInfo(
+            name, host_id, key.get_name(), fingerprint_sha256(blob), blob, status,
+            fingerprint_sha256(expected.asbytes()) if expected is not None else None,
+        )
+
+    def trust_host(self, name: str, expected_fingerprint: str | None = None) -> HostKeyInfo:
+        """Trust the key the host offers now; with a fingerprint, only if it is that key."""
+        info = self.host_key(name)
+        if info.status == CHANGED:
+            raise HostKeyChanged(info.host_id, info.key_type, info.fingerprint, info.expected_fingerprint or "?")
+        if expected_fingerprint and _normalise_fp(expected_fingerprint) != info.fingerprint:
+            raise HostKeyError(
+                f"{info.host_id} offers {info.key_type} {info.fingerprint}, not {expected_fingerprint}: "
+                "key NOT trusted. Check the fingerprint with the server's administrator"
+            )
+        if info.status == UNKNOWN:
+            self.trust_key(info)
+        return info
+
+    def trust_key(self, offered: UnknownHostKey | HostKeyInfo) -> None:
+        """Store a key the user has just accepted (after seeing its fingerprint)."""
+        if isinstance(offered, UnknownHostKey):
+            host_id, key_type, blob = offered.known_as, offered.key_type, offered.key_blob
+        else:
+            host_id, key_type, blob = offered.host_id, offered.key_type, offered.key_blob
+        key = paramiko.PKey.from_type_string(key_type, blob)
+        with self._lock:
+            self.known_hosts.add(host_id, key)
+
+    def untrust_host(self, name: str) -> int:
+        spec = self.get_host(name)
+        resolved = self.ssh_config.resolve(spec)
+        with self._lock:
+            return self.known_hosts.remove(host_key_id(resolved.address, resolved.port))
+
+    # -- connecting ------------------------------------------------------------------------------
+
+    def needs_password(self, name: str) -> bool:
+        """True when connecting would have to ask the user for a password first."""
+        spec = self.get_host(name)
+        return spec.auth == AUTH_PASSWORD and self._known_password(spec) is None
+
+    def remember_password(self, name: str, password: str) -> bool:
+        """Keep a password in the OS keyring (the user opted in); False when there is no keyring."""
+        if not passwords.save_password(name, password):
+            return False
+        spec = self.store.hosts.get(name)
+        if spec is not None and not spec.keyring:
+            # from now on connecting to this host looks the password up in the keyring
+            self.store.hosts.update(name, spec.with_changes(keyring=True))
+        return True
+
+    def connect(self, name: str, password: str | None = None) -> Transport:
+        spec = self.get_host(name)
+        if password is None:
+            password = self._known_password(spec)
+        transport = open_transport(
+            spec,
+            known_hosts=self.known_hosts,
+            ssh_config=self.ssh_config,
+            timeout=self.settings.connect_timeout,
+            password=password,
+            resolve_jump=self._jump_spec,
+        )
+        if password is not None and spec.auth == AUTH_PASSWORD:
+            self._session_passwords[spec.name] = password
+        return transport
+
+    def _known_password(self, spec: HostSpec) -> str | None:
+        if spec.name in self._session_passwords:
+            return self._session_passwords[spec.name]
+        return passwords.load_password(spec.name) if spec.keyring else None
+
+    def _jump_spec(self, name: str) -> HostSpec | None:
+        try:
+            return self.get_host(name)
+        except NotFound:
+            return None
+
+    # -- facts -----------------------------------------------------------------------------------
+
+    def gather_facts(self, name: str, password: str | None = None, test_dir: str | None = None) -> FactsOutcome:
+        """Upload the agent, collect the host's facts, store them as a run, clean up the host."""
+        spec = self.get_host(name)
+        test_dir = test_dir or spec.test_dir or None
+        with self.connect(name, password) as transport:
+            run_id = self.store.runs.create(
+                spec.name, "facts", {"test_dir": test_dir or ""}, agent_version=AGENT_VERSION
+            )
+            try:
+                facts = gather_facts(transport, test_dir=test_dir, timeout=self.settings.command_timeout)
+            except BaseException as exc:
+                reason = str(exc) or type(exc).__name__
+                status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+                self.store.runs.finish(run_id, status, error=reason)
+                raise
+            self.store.runs.add_facts(run_id, facts)
+            self.store.runs.finish(run_id, "done", engine="agent", engine_version=AGENT_VERSION)
+        return FactsOutcome(run_id, spec.name, facts)
+
+    def latest_facts(self, name: str) -> dict | None:
+        found = self.store.runs.latest_facts(name)
+        return found[1] if found else None
+
+
+def _normalise_fp(text: str) -> str:
+    text = text.strip()
+    if not text.upper().startswith("SHA256:"):
+        text = "SHA256:" + text
+    return "SHA256:" + text.split(":", 1)[1].rstrip("=")

@@ -1,0 +1,207 @@
+"""Transport over an authenticated paramiko connection: commands on channels, files over SFTP."""
+from __future__ import annotations
+
+import contextlib
+import select
+import time
+from collections.abc import Sequence
+
+import paramiko
+from paramiko.common import cMSG_CHANNEL_REQUEST
+
+from remote.errors import BenchbayError, CommandTimeout, ConnectError, RemoteCommandError
+from remote.transport import CommandResult, Transport, to_shell
+
+KEEPALIVE_SECONDS = 15
+_CHUNK = 64 * 1024
+
+
+class RemoteFileNotFound(RemoteCommandError, FileNotFoundError):
+    """A missing remote file: a RemoteCommandError like other file errors, and a FileNotFoundError
+    for code tailing a file that may not exist yet."""
+
+
+class SSHTransport(Transport):
+    """One SSH connection (possibly through jump hosts). Not thread-safe: one worker owns it."""
+
+    def __init__(
+        self,
+        client: paramiko.SSHClient,
+        name: str,
+        jump_clients: Sequence[paramiko.SSHClient] = (),
+        keepalive: int = KEEPALIVE_SECONDS,
+    ):
+        self.name = name
+        self._client = client
+        self._jump_clients = list(jump_clients)
+        self._sftp: paramiko.SFTPClient | None = None
+        transport = client.get_transport()
+        if transport is not None:
+            # Keepalives stop NAT boxes and firewalls from dropping a connection during a long test.
+            transport.set_keepalive(keepalive)
+
+    @property
+    def client(self) -> paramiko.SSHClient:
+        return self._client
+
+    def is_active(self) -> bool:
+        transport = self._client.get_transport()
+        return transport is not None and transport.is_active()
+
+    def _transport(self) -> paramiko.Transport:
+        transport = self._client.get_transport()
+        if transport is None or not transport.is_active():
+            raise ConnectError(f"{self.name}: the SSH connection is closed")
+        return transport
+
+    def run(
+        self,
+        command: str | Sequence[str],
+        timeout: float = 60.0,
+        stdin: bytes | None = None,
+    ) -> CommandResult:
+        deadline = time.monotonic() + timeout
+        channel: paramiko.Channel | None = None
+        try:
+            channel = self._transport().open_session(timeout=min(timeout, 30.0))
+            channel.exec_command(to_shell(command))
+            return self._collect(channel, stdin, deadline, timeout)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise self._failure("cannot run the command", exc) from None
+        finally:
+            if channel is not None:
+                channel.close()
+
+    def _failure(self, what: str, exc: BaseException) -> BenchbayError:
+        """A dropped connection is a ConnectError (the caller may reconnect); anything else is not."""
+        if not self.is_active():
+            return ConnectError(f"{self.name}: the SSH connection was lost ({what})")
+        return RemoteCommandError(f"{self.name}: {what}: {_reason(exc)}")
+
+    def _collect(
+        self, channel: paramiko.Channel, stdin: bytes | None, deadline: float, timeout: float,
+    ) -> CommandResult:
+        # One loop serves stdin, stdout and stderr, so a command that fills one pipe while
+        # we wait on another cannot deadlock. paramiko's fileno() wakes select for both streams.
+        out: list[bytes] = []
+        err: list[bytes] = []
+        pending = memoryview(stdin) if stdin else None
+        if pending is None:
+            channel.shutdown_write()  # the command sees EOF on stdin, as with </dev/null
+        while True:
+            if pending is not None and (channel.closed or channel.eof_received):
+                pending = None  # the command ended without reading all its input, as with a pipe
+            if pending is not None and channel.send_ready():
+                try:
+                    pending = pending[channel.send(pending[:_CHUNK]):] or None
+                except OSError:
+                    if not channel.closed:
+                        raise
+                    pending = None  # closed between the check and the send: as above
+                if pending is None:
+                    channel.shutdown_write()  # a no-op once paramiko has closed the channel
+            self._drain(channel, out, err)
+            if channel.eof_received or channel.closed:
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._timed_out(channel, timeout)
+            # With stdin pending we cannot select for "window open again": poll briefly instead.
+            wait = min(remaining, 0.02 if pending is not None else 0.5)
+            select.select([channel], [], [], wait)
+        self._drain(channel, out, err)
+        # The exit status arrives after EOF; only now, with both streams drained, wait for it.
+        if not channel.status_event.wait(max(deadline - time.monotonic(), 0)) and not channel.closed:
+            self._timed_out(channel, timeout)
+        self._drain(channel, out, err)
+        status = channel.recv_exit_status()  # -1 when the server sent none (e.g. killed by a signal)
+        if status == -1 and not channel.get_transport().is_active():
+            raise ConnectError(f"{self.name}: the SSH connection was lost while a command ran")
+        return CommandResult(status, b"".join(out), b"".join(err))
+
+    @staticmethod
+    def _drain(channel: paramiko.Channel, out: list[bytes], err: list[bytes]) -> None:
+        while channel.recv_ready():
+            data = channel.recv(_CHUNK)
+            if not data:
+                break
+            out.append(data)
+        while channel.recv_stderr_ready():
+            data = channel.recv_stderr(_CHUNK)
+            if not data:
+                break
+            err.append(data)
+
+    def _timed_out(self, channel: paramiko.Channel, timeout: float) -> None:
+        _send_signal(channel, "TERM")  # closing alone leaves the command running on the host
+        channel.close()
+        raise CommandTimeout(f"command did not finish within {timeout:g} s on {self.name}")
+
+    def _sftp_client(self) -> paramiko.SFTPClient:
+        if self._sftp is None:
+            try:
+                self._sftp = self._client.open_sftp()
+            except (paramiko.SSHException, OSError, EOFError) as exc:
+                raise self._failure("cannot start SFTP", exc) from None
+        return self._sftp
+
+    def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o600) -> None:
+        sftp = self._sftp_client()
+        try:
+            with sftp.open(remote_path, "wb") as handle:
+                handle.chmod(mode)  # before the data goes in, so it is never readable by others
+                handle.set_pipelined(True)
+                handle.write(data)
+        except FileNotFoundError:
+            raise RemoteFileNotFound(f"{self.name}: cannot write {remote_path}: no such directory") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise self._failure(f"cannot write {remote_path}", exc) from None
+
+    def get_bytes(self, remote_path: str, offset: int = 0, limit: int | None = None) -> bytes:
+        """Raises RemoteFileNotFound (also a FileNotFoundError) for a missing file."""
+        sftp = self._sftp_client()
+        try:
+            with sftp.open(remote_path, "rb") as handle:
+                if offset:
+                    handle.seek(offset)
+                return handle.read(limit) if limit is not None else handle.read()
+        except FileNotFoundError:
+            raise RemoteFileNotFound(f"{self.name}: cannot read {remote_path}: no such file") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise self._failure(f"cannot read {remote_path}", exc) from None
+
+    def close(self) -> None:
+        if self._sftp is not None:
+            with contextlib.suppress(paramiko.SSHException, OSError, EOFError):
+                self._sftp.close()
+            self._sftp = None
+        self._client.close()
+        for jump in reversed(self._jump_clients):
+            jump.close()
+        self._jump_clients = []
+
+
+def _send_signal(channel: paramiko.Channel, name: str) -> None:
+    """RFC 4254 "signal" request: OpenSSH delivers it to the command's process group.
+
+    Best effort: OpenSSH refuses it for root logins (no privilege separation after login)
+    and older servers ignore it. paramiko has no public call, so it is built as paramiko does.
+    """
+    if channel.closed:
+        return
+    message = paramiko.Message()
+    message.add_byte(cMSG_CHANNEL_REQUEST)
+    message.add_int(channel.remote_chanid)
+    message.add_string("signal")
+    message.add_boolean(False)
+    message.add_string(name)
+    with contextlib.suppress(Exception):
+        channel.transport._send_user_message(message)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return str(exc) or type(exc).__name__

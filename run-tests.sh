@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs (sshd, PostgreSQL, Xvfb, fio, sysstat, Qt libraries, Python
+# packages) and runs it: lint, unit, integration (real sshd and PostgreSQL) and GUI tests.
+set -euo pipefail
+. "$(dirname "$0")/scripts/common.sh"
+
+apt_install python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client \
+    fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps "${QT_RUNTIME_PACKAGES[@]}"
+make_venv "[test]"
+
+# PostgreSQL: started if it is not running; the current user gets a role for peer login on the socket.
+if command -v pg_lsclusters >/dev/null 2>&1; then
+    if ! pg_lsclusters --no-header | awk '{print $4}' | grep -q online; then
+        say "starting PostgreSQL"
+        pg_lsclusters --no-header | while read -r ver name _; do
+            $SUDO pg_ctlcluster --skip-systemctl-redirect "$ver" "$name" start || true
+        done
+    fi
+    me=$(id -un)
+    if ! psql -h /var/run/postgresql -d postgres -Atc 'select 1' >/dev/null 2>&1; then
+        say "creating PostgreSQL role $me for the tests"
+        if [ "$(id -u)" -eq 0 ]; then as_pg=(runuser -u postgres --); else as_pg=(sudo -u postgres); fi
+        "${as_pg[@]}" psql -d postgres -qc "CREATE ROLE \"$me\" LOGIN SUPERUSER" || true
+    fi
+    export BENCHBAY_TEST_PG_ADMIN="${BENCHBAY_TEST_PG_ADMIN:-postgresql+psycopg2:///postgres?host=/var/run/postgresql}"
+fi
+
+cd "$ROOT_DIR"
+say "ruff"
+"$VENV/bin/ruff" check .
+say "pytest"
+export QT_QPA_PLATFORM=offscreen
+set +e
+"$VENV/bin/python" -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+    echo "no test was collected: that is a failure" >&2
+    exit 1
+fi
+exit "$status"

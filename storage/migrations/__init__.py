@@ -1,0 +1,1 @@
+"""Alembic migrations for the Benchbay store (run through storage.migrate, no alembic.ini)."""

@@ -1,0 +1,204 @@
+"""Runs and what they produced: facts snapshot, result samples, telemetry series."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from storage.errors import NotFound
+from storage.models import FactsSnapshot, Result, Run, Series, pack_floats, unpack_floats, utcnow
+from storage.records import (
+    FINAL_STATUSES,
+    RUN_RUNNING,
+    ResultSample,
+    RunDetail,
+    RunRecord,
+    SeriesData,
+)
+
+SessionFactory = Callable[[], AbstractContextManager[Session]]
+
+
+def _record(run: Run) -> RunRecord:
+    return RunRecord(
+        id=run.id,
+        host_name=run.host_name,
+        test=run.test,
+        status=run.status,
+        parameters=dict(run.parameters or {}),
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        agent_version=run.agent_version,
+        engine=run.engine,
+        engine_version=run.engine_version,
+        error=run.error,
+        tags=tuple(run.tags or ()),
+        notes=run.notes,
+    )
+
+
+def _series_row(run_id: int, data: SeriesData) -> dict[str, Any]:
+    if len(data.t) != len(data.values):
+        raise ValueError(
+            f"series {data.name}/{data.device or 'host'}: {len(data.t)} times but {len(data.values)} values"
+        )
+    return {
+        "run_id": run_id,
+        "name": data.name,
+        "device": data.device,
+        "unit": data.unit,
+        "t_blob": pack_floats(data.t),
+        "values_blob": pack_floats(data.values),
+        "count": len(data.values),
+    }
+
+
+class RunRepository:
+    def __init__(self, session: SessionFactory):
+        self._session = session
+
+    @staticmethod
+    def _run(session: Session, run_id: int) -> Run:
+        run = session.get(Run, run_id)
+        if run is None:
+            raise NotFound(f"no run with id {run_id}")
+        return run
+
+    def create(
+        self, host_name: str, test: str, parameters: Mapping[str, Any], agent_version: str = ""
+    ) -> int:
+        with self._session() as session:
+            run = Run(
+                host_name=host_name,
+                test=test,
+                status=RUN_RUNNING,
+                parameters=dict(parameters),
+                started_at=utcnow(),
+                agent_version=agent_version,
+            )
+            session.add(run)
+            session.flush()
+            return run.id
+
+    def finish(
+        self, run_id: int, status: str, error: str = "", engine: str = "", engine_version: str = ""
+    ) -> None:
+        if status not in FINAL_STATUSES:
+            raise ValueError(f"a run finishes as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
+        with self._session() as session:
+            run = self._run(session, run_id)
+            run.status = status
+            run.finished_at = utcnow()
+            run.error = error
+            # An engine set earlier stays when finish() is called without one (e.g. on cancel).
+            if engine:
+                run.engine = engine
+            if engine_version:
+                run.engine_version = engine_version
+
+    def add_facts(self, run_id: int, facts: Mapping[str, Any], taken_at: datetime | None = None) -> None:
+        if taken_at is not None and taken_at.tzinfo is None:
+            raise ValueError("taken_at must be an aware datetime (UTC)")
+        with self._session() as session:
+            run = self._run(session, run_id)
+            session.add(
+                FactsSnapshot(
+                    run_id=run_id, host_name=run.host_name, taken_at=taken_at or utcnow(), data=dict(facts)
+                )
+            )
+
+    def add_results(self, run_id: int, samples: Iterable[ResultSample]) -> None:
+        rows = [
+            {
+                "run_id": run_id,
+                "test": sample.test,
+                "metric": sample.metric,
+                "value": float(sample.value),
+                "unit": sample.unit,
+                "meta": dict(sample.metadata),
+            }
+            for sample in samples
+        ]
+        with self._session() as session:
+            self._run(session, run_id)
+            if rows:
+                session.execute(insert(Result), rows)   # one executemany, not one INSERT per object
+
+    def add_series(self, run_id: int, series: Iterable[SeriesData]) -> None:
+        rows = [_series_row(run_id, data) for data in series]
+        with self._session() as session:
+            self._run(session, run_id)
+            if rows:
+                session.execute(insert(Series), rows)
+
+    def list(
+        self, host: str | None = None, test: str | None = None, limit: int | None = None
+    ) -> list[RunRecord]:
+        """Newest first."""
+        query = select(Run).order_by(Run.started_at.desc(), Run.id.desc())
+        if host is not None:
+            query = query.where(Run.host_name == host)
+        if test is not None:
+            query = query.where(Run.test == test)
+        if limit is not None:
+            query = query.limit(limit)
+        with self._session() as session:
+            return [_record(run) for run in session.scalars(query)]
+
+    def get(self, run_id: int) -> RunDetail | None:
+        with self._session() as session:
+            run = session.get(Run, run_id)
+            if run is None:
+                return None
+            facts = session.scalar(
+                select(FactsSnapshot.data)
+                .where(FactsSnapshot.run_id == run_id)
+                .order_by(FactsSnapshot.taken_at.desc(), FactsSnapshot.id.desc())
+                .limit(1)
+            )
+            results = [
+                ResultSample(row.test, row.metric, row.value, row.unit, dict(row.meta or {}))
+                for row in session.scalars(select(Result).where(Result.run_id == run_id).order_by(Result.id))
+            ]
+            names = session.execute(
+                select(Series.name, Series.device).where(Series.run_id == run_id).order_by(Series.id)
+            ).all()
+            return RunDetail(
+                run=_record(run),
+                facts=facts,
+                results=results,
+                series_names=[(name, device) for name, device in names],
+            )
+
+    def series(self, run_id: int, names: Iterable[tuple[str, str]] | None = None) -> list[SeriesData]:
+        """All series of a run in stored order, or only the (name, device) pairs asked for."""
+        query = select(
+            Series.name, Series.device, Series.unit, Series.t_blob, Series.values_blob
+        ).where(Series.run_id == run_id).order_by(Series.id)
+        wanted = set(names) if names is not None else None
+        with self._session() as session:
+            rows = session.execute(query).all()
+        return [
+            SeriesData(name, device, unit, unpack_floats(t_blob), unpack_floats(values_blob))
+            for name, device, unit, t_blob, values_blob in rows
+            if wanted is None or (name, device) in wanted
+        ]
+
+    def latest_facts(self, host_name: str) -> tuple[datetime, dict[str, Any]] | None:
+        with self._session() as session:
+            row = session.execute(
+                select(FactsSnapshot.taken_at, FactsSnapshot.data)
+                .where(FactsSnapshot.host_name == host_name)
+                .order_by(FactsSnapshot.taken_at.desc(), FactsSnapshot.id.desc())
+                .limit(1)
+            ).first()
+        return (row.taken_at, row.data) if row is not None else None
+
+    def delete(self, run_id: int) -> bool:
+        """Delete a run; its facts, results and series go with it (ON DELETE CASCADE)."""
+        with self._session() as session:
+            return session.execute(delete(Run).where(Run.id == run_id)).rowcount > 0

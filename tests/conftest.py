@@ -1,0 +1,11 @@
+"""Shared test set-up: fixtures live in tests/fixtures/, one module per kind of server."""
+import os
+
+# Qt must never try to reach a display in tests; set before anything imports Qt.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+pytest_plugins = [
+    "tests.fixtures.sshd",
+    "tests.fixtures.postgres",
+    "tests.fixtures.store",
+]

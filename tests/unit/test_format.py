@@ -1,0 +1,104 @@
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from widgets.format import (
+    NOT_AVAILABLE,
+    disk_size,
+    human_bytes,
+    human_duration,
+    human_mhz,
+    local_time,
+    one_line,
+    parse_timestamp,
+    plural,
+    time_ago,
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (1024, "1.0 KiB"),
+        (1536, "1.5 KiB"),
+        (int(23.4 * 1024**3), "23.4 GiB"),
+        (1024**4, "1.0 TiB"),
+        (1024 * 1024 - 1, "1.0 MiB"),  # not "1024.0 KiB"
+        (None, NOT_AVAILABLE),
+        (-2048, "-2.0 KiB"),
+    ],
+)
+def test_human_bytes_binary(value, expected):
+    assert human_bytes(value) == expected
+
+
+def test_human_bytes_decimal():
+    assert human_bytes(500_107_862_016, binary=False) == "500.1 GB"
+    assert human_bytes(999, binary=False) == "999 B"
+
+
+def test_disk_size_shows_vendor_and_binary_sizes():
+    assert disk_size(500_107_862_016) == "500.1 GB (465.8 GiB)"
+    assert disk_size(512) == "512 B"
+    assert disk_size(None) == NOT_AVAILABLE
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [
+        (0.42, "420 ms"),
+        (2.345, "2.3 s"),
+        (42, "42 s"),
+        (60, "1 min"),
+        (75, "1 min 15 s"),
+        (3600, "1 h"),
+        (5349, "1 h 29 min"),
+        (6 * 3600 + 18 * 60, "6 h 18 min"),
+        (2 * 86400, "2 d"),
+        (190000, "2 d 4 h"),
+        (timedelta(minutes=3), "3 min"),
+        (None, NOT_AVAILABLE),
+        (-5, "-5.0 s"),
+    ],
+)
+def test_human_duration(seconds, expected):
+    assert human_duration(seconds) == expected
+
+
+def test_human_mhz():
+    assert human_mhz(2394.5) == "2.39 GHz"
+    assert human_mhz(800) == "800 MHz"
+    assert human_mhz(None) == NOT_AVAILABLE
+
+
+def test_parse_timestamp_accepts_z_and_naive_utc():
+    aware = parse_timestamp("2024-05-02T12:00:00Z")
+    assert aware == datetime(2024, 5, 2, 12, tzinfo=timezone.utc)
+    assert parse_timestamp(datetime(2024, 5, 2, 12)) == aware
+    assert parse_timestamp("not a date") is None
+    assert parse_timestamp("") is None
+
+
+def test_local_time_format():
+    text = local_time("2024-05-02T12:00:00+00:00")
+    assert len(text) == len("2024-05-02 12:00:00")
+    assert local_time(None) == NOT_AVAILABLE
+
+
+def test_time_ago():
+    now = datetime(2024, 5, 2, 12, tzinfo=timezone.utc)
+    assert time_ago(now - timedelta(seconds=5), now) == "just now"
+    assert time_ago(now - timedelta(minutes=5), now) == "5 min ago"
+    assert time_ago(now - timedelta(hours=3), now) == "3 h ago"
+    assert time_ago(now - timedelta(days=2), now) == "2 d ago"
+    assert time_ago(now + timedelta(days=2), now) == "in the future"
+
+
+def test_plural_and_one_line():
+    assert plural(1, "socket") == "1 socket"
+    assert plural(2, "core") == "2 cores"
+    assert plural(0, "thread") == "0 threads"
+    assert one_line("\n  first line  \nsecond") == "first line"
+    assert one_line("x" * 300, limit=10) == "x" * 9 + "…"

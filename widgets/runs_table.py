@@ -1,0 +1,103 @@
+"""Stored runs, newest first: a table model over RunRecord (plain data handed in by the window)."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from storage.records import RunRecord
+from widgets.format import human_duration, local_time
+
+COLUMNS = ("ID", "Host", "Test", "Status", "Started", "Duration")
+_STATUS_COLOURS = {"failed": QColor("#c0392b"), "cancelled": QColor("#8a6d1f"), "running": QColor("#2f6db5")}
+SORT_ROLE = Qt.ItemDataRole.UserRole
+
+
+def run_duration(run: RunRecord, now: datetime | None = None) -> str:
+    if run.finished_at is None:
+        if run.status != "running":
+            return "—"
+        started = run.started_at if run.started_at.tzinfo else run.started_at.replace(tzinfo=timezone.utc)
+        return human_duration((now or datetime.now(timezone.utc)) - started) + " so far"
+    return human_duration(run.finished_at - run.started_at)
+
+
+class RunsModel(QAbstractTableModel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._runs: list[RunRecord] = []
+
+    def set_runs(self, runs: list[RunRecord]) -> None:
+        self.beginResetModel()
+        self._runs = list(runs)
+        self.endResetModel()
+
+    def run_at(self, row: int) -> RunRecord:
+        return self._runs[row]
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._runs)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        run = self._runs[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (str(run.id), run.host_name, run.test, run.status, local_time(run.started_at),
+                    run_duration(run))[col]
+        if role == SORT_ROLE:
+            duration = (run.finished_at - run.started_at).total_seconds() if run.finished_at else -1.0
+            return (run.id, run.host_name.lower(), run.test, run.status, run.started_at.timestamp(),
+                    duration)[col]
+        if role == Qt.ItemDataRole.ForegroundRole and col == 3:
+            return _STATUS_COLOURS.get(run.status)
+        if role == Qt.ItemDataRole.ToolTipRole and run.error:
+            return run.error
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 5):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class RunsTable(QTableView):
+    """Sortable, read-only, one row per run."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("runsTable")
+        self.runs_model = RunsModel(self)
+        self._proxy = QSortFilterProxyModel(self)
+        self._proxy.setSourceModel(self.runs_model)
+        self._proxy.setSortRole(SORT_ROLE)
+        self.setModel(self._proxy)
+        self.setSortingEnabled(True)
+        self.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.verticalHeader().setVisible(False)
+        header = self.horizontalHeader()
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+
+    def set_runs(self, runs: list[RunRecord]) -> None:
+        self.runs_model.set_runs(runs)
+
+    def selected_runs(self) -> list[RunRecord]:
+        rows = {self._proxy.mapToSource(i).row() for i in self.selectionModel().selectedRows()}
+        return [self.runs_model.run_at(r) for r in sorted(rows)]
