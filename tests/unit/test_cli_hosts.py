@@ -15,16 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def cli(bench_paths, monkeypatch):
-    monkeypatch.setenv("BENCHBAY_HOME", str(bench_paths["home"]))
-    monkeypatch.setenv("BENCHBAY_DB", f"sqlite:///{bench_paths['db']}")
-    home = bench_paths["home"]
-    home.mkdir(parents=True, exist_ok=True)
-    # The CLI honours settings.json; point it at the test's own ~/.ssh files.
-    (home / "settings.json").write_text(json.dumps({
-        "ssh_config": str(bench_paths["ssh_config"]),
-        "user_known_hosts": str(bench_paths["user_known_hosts"]),
-    }))
+def cli(cli_env):
+    return cli_env
 
 
 def test_host_add_list_remove(cli, capsys) -> None:
