@@ -48,5 +48,6 @@ make_venv() {
     fi
     say "installing Benchbay and its Python packages"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -e "$ROOT_DIR$extra"
+    # setuptools warns about every editable install; the notice is not for Benchbay users
+    PYTHONWARNINGS=ignore "$VENV/bin/python" -m pip install -q -e "$ROOT_DIR$extra"
 }

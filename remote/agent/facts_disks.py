@@ -63,6 +63,10 @@ def _serial(collector: Collector, base: str, name: str, udev_dir: str) -> Option
     return serial or None
 
 
+# Paravirtual disks have no model string; their PCI vendor id says what they are.
+_VIRTUAL_MODELS = {"0x1af4": "virtio block device", "0x15ad": "VMware virtual disk", "0x5853": "Xen virtual disk"}
+
+
 def describe_disk(collector: Collector, base: str, name: str, udev_dir: str = UDEV_DATA) -> Optional[Dict]:
     """One /sys/block entry as a facts dict, or None for devices that are not storage (size 0)."""
     sectors = read_int(os.path.join(base, "size"))
@@ -70,10 +74,12 @@ def describe_disk(collector: Collector, base: str, name: str, udev_dir: str = UD
         return None
     queue = os.path.join(base, "queue")
     kind = disk_kind(name)
+    vendor = read_attr(os.path.join(base, "device", "vendor"))
+    model = read_attr(os.path.join(base, "device", "model")) or _VIRTUAL_MODELS.get(vendor or "")
     return {
         "name": name,
-        "model": read_attr(os.path.join(base, "device", "model")),
-        "vendor": read_attr(os.path.join(base, "device", "vendor")),
+        "model": model,
+        "vendor": vendor,
         "serial": _serial(collector, base, name, udev_dir),
         "size_bytes": sectors * 512,  # /sys/block/*/size is always in 512-byte sectors
         "rotational": read_attr(os.path.join(queue, "rotational")) == "1",

@@ -191,6 +191,7 @@ def test_disks_from_fake_sysfs(tmp_path, monkeypatch):
     _fake_disk(sys_block, "nvme0n1", 1000215216, device__model="Samsung SSD 980", device__serial="S64ANS0")
     _fake_disk(sys_block, "dm-0", 2097152, dm__name="vg0-data")
     _fake_disk(sys_block, "md0", 2095104)
+    _fake_disk(sys_block, "vda", 536870912, rotational="1", device__vendor="0x1af4")
     _fake_disk(sys_block, "loop0", 1024)
     _fake_disk(sys_block, "ram0", 8192)
     _fake_disk(sys_block, "zram0", 0)
@@ -204,7 +205,8 @@ def test_disks_from_fake_sysfs(tmp_path, monkeypatch):
     monkeypatch.setattr(common, "read_text", no_vpd_for_users)
     collector = Collector(is_root=False)
     disks = {d["name"]: d for d in gather_disks(collector, str(sys_block), str(tmp_path / "udev"))}
-    assert sorted(disks) == ["dm-0", "md0", "nvme0n1", "sda"]
+    assert sorted(disks) == ["dm-0", "md0", "nvme0n1", "sda", "vda"]
+    assert disks["vda"]["model"] == "virtio block device"   # virtio has no model string of its own
     sda = disks["sda"]
     assert sda["size_bytes"] == 3907029168 * 512
     assert (sda["rotational"], sda["scheduler"], sda["vendor"], sda["kind"]) == (True, "bfq", "ATA", "disk")
