@@ -40,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    if not args.verbose:
+        # paramiko logs a traceback for every failed handshake; the user gets our one-line reason instead
+        logging.getLogger("paramiko").setLevel(logging.CRITICAL)
     try:
         if args.command in (None, "gui"):
             from app.gui.application import run_gui
