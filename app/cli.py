@@ -9,7 +9,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from app import cli_hosts, cli_runs
+from app import cli_hosts, cli_monitor, cli_run, cli_runs
 from app.cli_common import UsageError
 from app.settings import DB_ENV, HOME_ENV
 from remote.errors import BenchbayError
@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("gui", help="open the window (the default)")
     cli_hosts.add_parser(sub)
     cli_runs.add_parser(sub)
+    cli_monitor.add_parser(sub)
+    cli_run.add_parser(sub)
     return parser
 
 

@@ -6,6 +6,7 @@ always give the same bytes and the same hash on every workstation.
 from __future__ import annotations
 
 import io
+import threading
 import zipfile
 from pathlib import Path
 
@@ -25,6 +26,7 @@ _MAIN = (
 ).encode()
 
 _cache: dict[tuple, bytes] = {}
+_cache_lock = threading.Lock()  # one build at a time: hosts start their runs from parallel workers
 
 
 def agent_sources(agent_dir: Path = _AGENT_DIR) -> dict[str, bytes]:
@@ -55,7 +57,8 @@ def build_agent() -> bytes:
     """The agent zipapp; rebuilt only when a source file changed (cheap stat check)."""
     paths = sorted(_AGENT_DIR.glob("*.py"))
     key = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
-    if key not in _cache:
-        _cache.clear()
-        _cache[key] = pack(agent_sources())
-    return _cache[key]
+    with _cache_lock:
+        if key not in _cache:
+            _cache.clear()
+            _cache[key] = pack(agent_sources())
+        return _cache[key]

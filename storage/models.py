@@ -125,6 +125,9 @@ class Run(Base):
     series: Mapped[list[Series]] = relationship(
         back_populates="run", cascade="all, delete-orphan", passive_deletes=True
     )
+    events: Mapped[list[RunEvent]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", passive_deletes=True
+    )
 
 
 class FactsSnapshot(Base):
@@ -167,3 +170,18 @@ class Series(Base):
     count: Mapped[int] = mapped_column(Integer)
 
     run: Mapped[Run] = relationship(back_populates="series")
+
+
+class RunEvent(Base):
+    """One event of a run: seq is the agent's sequence number, None for events the workbench adds."""
+
+    __tablename__ = "run_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    seq: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    t: Mapped[float] = mapped_column(Double)          # host epoch seconds
+    type: Mapped[str] = mapped_column(String(50))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)   # the event without seq, t, type
+
+    run: Mapped[Run] = relationship(back_populates="events")

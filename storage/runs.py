@@ -1,6 +1,7 @@
 """Runs and what they produced: facts snapshot, result samples, telemetry series."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -10,7 +11,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from storage.errors import NotFound
-from storage.models import FactsSnapshot, Result, Run, Series, pack_floats, unpack_floats, utcnow
+from storage.models import FactsSnapshot, Result, Run, RunEvent, Series, pack_floats, unpack_floats, utcnow
 from storage.records import (
     FINAL_STATUSES,
     RUN_RUNNING,
@@ -39,6 +40,31 @@ def _record(run: Run) -> RunRecord:
         tags=tuple(run.tags or ()),
         notes=run.notes,
     )
+
+
+_EVENT_KEYS = ("seq", "t", "type")
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinity are not JSON (PostgreSQL refuses them): stored as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(key): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return value
+
+
+def _event_row(run_id: int, event: Mapping[str, Any]) -> dict[str, Any]:
+    seq = event.get("seq")
+    return {
+        "run_id": run_id,
+        "seq": int(seq) if seq is not None else None,
+        "t": float(event.get("t") or 0.0),
+        "type": str(event.get("type") or ""),
+        "data": _json_safe({key: value for key, value in event.items() if key not in _EVENT_KEYS}),
+    }
 
 
 def _series_row(run_id: int, data: SeriesData) -> dict[str, Any]:
@@ -135,6 +161,22 @@ class RunRepository:
             if rows:
                 session.execute(insert(Series), rows)
 
+    def add_events(self, run_id: int, events: Iterable[Mapping[str, Any]]) -> None:
+        """Events as the agent wrote them ({"seq", "t", "type", ...}); kept in the order given."""
+        rows = [_event_row(run_id, event) for event in events]
+        with self._session() as session:
+            self._run(session, run_id)
+            if rows:
+                session.execute(insert(RunEvent), rows)
+
+    def events(self, run_id: int) -> list[dict[str, Any]]:
+        """The run's events in stored order, each as one dict again (seq, t, type and the rest)."""
+        query = select(RunEvent.seq, RunEvent.t, RunEvent.type, RunEvent.data).where(
+            RunEvent.run_id == run_id).order_by(RunEvent.id)
+        with self._session() as session:
+            rows = session.execute(query).all()
+        return [{"seq": seq, "t": t, "type": type_, **(data or {})} for seq, t, type_, data in rows]
+
     def list(
         self, host: str | None = None, test: str | None = None, limit: int | None = None
     ) -> list[RunRecord]:
@@ -199,6 +241,6 @@ class RunRepository:
         return (row.taken_at, row.data) if row is not None else None
 
     def delete(self, run_id: int) -> bool:
-        """Delete a run; its facts, results and series go with it (ON DELETE CASCADE)."""
+        """Delete a run; its facts, results, series and events go with it (ON DELETE CASCADE)."""
         with self._session() as session:
             return session.execute(delete(Run).where(Run.id == run_id)).rowcount > 0

@@ -133,7 +133,8 @@ class HostList(QListWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("hostList")
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # several hosts can be monitored at once; edit, remove and facts act on the current one
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setUniformItemSizes(True)
         self.setMouseTracking(True)
         self._delegate = HostDelegate(self)
@@ -184,6 +185,12 @@ class HostList(QListWidget):
     def current_host(self) -> str | None:
         item = self.currentItem()
         return item.data(NAME_ROLE) if item is not None else None
+
+    def selected_hosts(self) -> list[str]:
+        """The selected hosts in list order (the current one when nothing else is selected)."""
+        names = [item.data(NAME_ROLE) for item in sorted(self.selectedItems(), key=self.row)]
+        current = self.current_host()
+        return names or ([current] if current else [])
 
     def select_host(self, name: str) -> bool:
         item = self._item(name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
@@ -22,87 +23,76 @@ from widgets.password_dialog import PasswordDialog
 MAX_QUESTIONS = 3   # a host that keeps asking (key keeps changing, password refused) stops here
 
 
-class FactsFlow(QObject):
-    """One gather at a time per host; results and problems come out as signals."""
+@dataclass(frozen=True)
+class Retry:
+    """Connect again with what the user answered."""
 
-    host_state = Signal(str, str, str)   # host, status (widgets.host_list STATUS_*), one-line message
-    message = Signal(str)                # for the status bar
-    facts_ready = Signal(object)         # app.workbench.FactsOutcome
+    password: str | None = None
+    remember: bool = False
+    trust: UnknownHostKey | None = None
 
-    def __init__(self, workbench, pool: WorkerPool, parent: QWidget) -> None:
+
+@dataclass(frozen=True)
+class Refusal:
+    """Do not connect again: the host's status, the row's message and the status bar's line."""
+
+    status: str
+    reason: str
+    message: str
+
+
+def report_bug(exc: BaseException) -> str:
+    """A failure that is not a host problem: the crash dialog shows the traceback; the one-line reason."""
+    sys.excepthook(type(exc), exc, exc.__traceback__)
+    return f"unexpected error: {type(exc).__name__}: {exc}"
+
+
+def refusal(name: str, reason: str, status: str = STATUS_ERROR) -> Refusal:
+    # most reasons already start with the host's name
+    return Refusal(status, reason, reason if reason.startswith(f"{name}:") else f"{name}: {reason}")
+
+
+class ConnectQuestions(QObject):
+    """What connecting may ask the user (host key, password), shared by every flow that connects.
+
+    answer() runs in the GUI thread after a worker failed to connect: it asks (modal dialogs), counts
+    the questions per host, and says whether to retry with the answer or to give up.
+    """
+
+    def __init__(self, pool: WorkerPool, parent: QWidget) -> None:
         super().__init__(parent)
-        self._bench = workbench
-        self._pool = pool
         self._window = parent
         self._keyring: bool | None = None
-        self._questions: dict[str, int] = {}
+        self._asked: dict[str, int] = {}
         pool.submit(_keyring_available).finished.connect(self._set_keyring)
 
-    def is_busy(self, name: str) -> bool:
-        return self._pool.is_running(name)
+    def reset(self, name: str) -> None:
+        self._asked[name] = 0
 
-    def gather(self, name: str, password: str | None = None, remember: bool = False,
-               trust: UnknownHostKey | None = None, *, first: bool = True) -> bool:
-        """Start gathering; False when a gather for this host is already running."""
-        if self.is_busy(name):
-            return False
-        if first:
-            self._questions[name] = 0
-        self.host_state.emit(name, STATUS_CONNECTING, "gathering facts…")
-        self.message.emit(f"{name}: connecting and gathering facts…")
-        worker = Worker(_gather_job, self._bench, name, password, remember, trust)
-        started = time.monotonic()
-        worker.finished.connect(lambda outcome: self._done(name, outcome, time.monotonic() - started))
-        worker.failed.connect(lambda exc: self._failed(name, exc, password))
-        self._pool.start(worker, key=name)
-        return True
+    def forget(self, name: str) -> None:
+        self._asked.pop(name, None)
 
-    # -- results (GUI thread) --------------------------------------------------------------------
-
-    def _done(self, name: str, outcome: object, seconds: float) -> None:
-        self._questions.pop(name, None)
-        self.host_state.emit(name, STATUS_OK, "")
-        self.message.emit(f"{name}: facts collected in {human_duration(seconds)}")
-        self.facts_ready.emit(outcome)
-
-    def _failed(self, name: str, exc: BaseException, password: str | None) -> None:
-        if not isinstance(exc, BenchbayError):
-            # a bug, not a host problem: the crash dialog shows the traceback
-            self._report(name, f"unexpected error: {type(exc).__name__}: {exc}")
-            sys.excepthook(type(exc), exc, exc.__traceback__)
-            return
+    def answer(self, name: str, exc: BenchbayError) -> Retry | Refusal:
+        """Ask what `exc` needs; the password of a retry after a host key question stays the caller's."""
         if isinstance(exc, HostKeyChanged):
-            self._report(name, "HOST KEY CHANGED — connection refused")
-            self._show_key_changed(name, exc)
-            return
-        asked = self._questions.get(name, 0)
+            self.show_key_changed(name, exc)
+            return refusal(name, "HOST KEY CHANGED — connection refused")
+        asked = self._asked.get(name, 0)
         if isinstance(exc, (UnknownHostKey, PasswordRequired)) and asked >= MAX_QUESTIONS:
-            self._report(name, one_line(str(exc)))
-            return
+            return refusal(name, one_line(str(exc)))
         if isinstance(exc, UnknownHostKey):
-            self._questions[name] = asked + 1
+            self._asked[name] = asked + 1
             if self.ask_fingerprint(name, exc):
-                self.gather(name, password, trust=exc, first=False)
-            else:
-                self.host_state.emit(name, STATUS_UNKNOWN, "host key not accepted")
-                self.message.emit(f"{name}: not connected — the host key was not accepted")
-            return
+                return Retry(trust=exc)
+            return Refusal(STATUS_UNKNOWN, "host key not accepted",
+                           f"{name}: not connected — the host key was not accepted")
         if isinstance(exc, PasswordRequired):
-            self._questions[name] = asked + 1
-            answer = self.ask_password(name, exc)
-            if answer is None:
-                self.host_state.emit(name, STATUS_UNKNOWN, "no password given")
-                self.message.emit(f"{name}: not connected — no password given")
-            else:
-                self.gather(name, answer[0], remember=answer[1], first=False)
-            return
-        self._report(name, one_line(str(exc)) or type(exc).__name__)
-
-    def _report(self, name: str, reason: str) -> None:
-        self._questions.pop(name, None)
-        self.host_state.emit(name, STATUS_ERROR, reason)
-        # most reasons already start with the host's name
-        self.message.emit(reason if reason.startswith(f"{name}:") else f"{name}: {reason}")
+            self._asked[name] = asked + 1
+            given = self.ask_password(name, exc)
+            if given is None:
+                return Refusal(STATUS_UNKNOWN, "no password given", f"{name}: not connected — no password given")
+            return Retry(password=given[0], remember=given[1])
+        return refusal(name, one_line(str(exc)) or type(exc).__name__)
 
     # -- questions (modal; tests replace the dialogs' exec) ----------------------------------------
 
@@ -124,7 +114,7 @@ class FactsFlow(QObject):
         finally:
             dialog.deleteLater()
 
-    def _show_key_changed(self, name: str, exc: HostKeyChanged) -> None:
+    def show_key_changed(self, name: str, exc: HostKeyChanged) -> None:
         box = QMessageBox(self._window)
         box.setIcon(QMessageBox.Icon.Critical)
         box.setWindowTitle(f"Host key CHANGED — {name}")
@@ -145,6 +135,64 @@ class FactsFlow(QObject):
 
     def _set_keyring(self, available: object) -> None:
         self._keyring = bool(available)
+
+
+class FactsFlow(QObject):
+    """One gather at a time per host; results and problems come out as signals."""
+
+    host_state = Signal(str, str, str)   # host, status (widgets.host_list STATUS_*), one-line message
+    message = Signal(str)                # for the status bar
+    facts_ready = Signal(object)         # app.workbench.FactsOutcome
+
+    def __init__(self, workbench, pool: WorkerPool, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._bench = workbench
+        self._pool = pool
+        self.questions = ConnectQuestions(pool, parent)
+
+    def is_busy(self, name: str) -> bool:
+        return self._pool.is_running(name)
+
+    def gather(self, name: str, password: str | None = None, remember: bool = False,
+               trust: UnknownHostKey | None = None, *, first: bool = True) -> bool:
+        """Start gathering; False when a gather for this host is already running."""
+        if self.is_busy(name):
+            return False
+        if first:
+            self.questions.reset(name)
+        self.host_state.emit(name, STATUS_CONNECTING, "gathering facts…")
+        self.message.emit(f"{name}: connecting and gathering facts…")
+        worker = Worker(_gather_job, self._bench, name, password, remember, trust)
+        started = time.monotonic()
+        worker.finished.connect(lambda outcome: self._done(name, outcome, time.monotonic() - started))
+        worker.failed.connect(lambda exc: self._failed(name, exc, password))
+        self._pool.start(worker, key=name)
+        return True
+
+    # -- results (GUI thread) --------------------------------------------------------------------
+
+    def _done(self, name: str, outcome: object, seconds: float) -> None:
+        self.questions.forget(name)
+        self.host_state.emit(name, STATUS_OK, "")
+        self.message.emit(f"{name}: facts collected in {human_duration(seconds)}")
+        self.facts_ready.emit(outcome)
+
+    def _failed(self, name: str, exc: BaseException, password: str | None) -> None:
+        if not isinstance(exc, BenchbayError):
+            self._report(name, refusal(name, report_bug(exc)))
+            return
+        outcome = self.questions.answer(name, exc)
+        if isinstance(outcome, Retry):
+            self.gather(name, outcome.password or password, remember=outcome.remember, trust=outcome.trust,
+                        first=False)
+        else:
+            self._report(name, outcome)
+
+    def _report(self, name: str, refused: Refusal) -> None:
+        if refused.status == STATUS_ERROR:
+            self.questions.forget(name)
+        self.host_state.emit(name, refused.status, refused.reason)
+        self.message.emit(refused.message)
 
 
 def _keyring_available() -> bool:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.host_actions import FactsFlow
 from app.gui.import_dialog import ImportDialog
+from app.gui.live_tab import LiveFeatures
 from app.gui.workers import Worker, WorkerPool
 from remote.errors import BenchbayError
 from remote.hostspec import LOCAL_HOST_NAME, HostSpec
@@ -63,7 +64,6 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.facts_view, "Facts")
-        self.tabs.addTab(self.runs_table, "Runs")
 
         left = QWidget()
         left.setObjectName("hostPane")
@@ -79,10 +79,15 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(splitter)
 
         self._make_actions()
+        self.live = LiveFeatures(self, self.toolbar)    # Monitor, Live and Graphs tabs, Open graphs/Replay
+        self.tabs.addTab(self.live.runs_pane, "Runs")
+        self.live.add_tabs()
+        self._update_actions()
         self.statusBar().setSizeGripEnabled(True)
 
         self.host_list.current_host_changed.connect(self._on_current_host)
         self.host_list.host_activated.connect(self.gather_facts)
+        self.host_list.itemSelectionChanged.connect(self._update_actions)
         self.flow.host_state.connect(self._on_host_state)
         self.flow.message.connect(self.show_status)
         self.flow.facts_ready.connect(self._on_facts)
@@ -127,7 +132,7 @@ class MainWindow(QMainWindow):
         toolbar.addSeparator()
         toolbar.addAction(self.refresh_action)
         self.addToolBar(toolbar)
-        self._update_actions()
+        self.toolbar = toolbar
 
     # -- background jobs -------------------------------------------------------------------------
 
@@ -181,7 +186,9 @@ class MainWindow(QMainWindow):
         if current:
             self._show_facts(current)
 
-    def _reload_runs(self) -> None:
+    def reload_runs(self) -> None:
+        if self._closing:
+            return   # a monitor stored while the window closes: nobody will look
         bench = self.bench
         self.run_job(lambda: bench.store.runs.list(limit=RUNS_SHOWN), on_done=self._on_runs, what="Loading runs")
 
@@ -298,7 +305,7 @@ class MainWindow(QMainWindow):
         self._facts[outcome.host] = (facts.get("collected_at"), facts)
         if self.host_list.current_host() == outcome.host:
             self._show_facts(outcome.host)
-        self._reload_runs()
+        self.reload_runs()
 
     def _on_current_host(self, name: str) -> None:
         self._update_actions()
@@ -345,19 +352,22 @@ class MainWindow(QMainWindow):
         self.edit_action.setEnabled(editable and not busy)
         self.remove_action.setEnabled(editable and not busy)
         self.gather_action.setEnabled(bool(name) and not busy)
+        if hasattr(self, "live"):
+            self.live.monitor_action.setEnabled(bool(self.host_list.selected_hosts()))
 
     # -- closing ---------------------------------------------------------------------------------
 
     def shutdown(self, timeout_ms: int = CLOSE_WAIT_MS) -> bool:
-        """Drop pending jobs and wait for running ones (they cannot be interrupted mid-call)."""
+        """Stop monitors (they are stored), drop pending jobs and wait for running ones."""
         if self._closing:
             return self.pool.active_count() == 0
         self._closing = True
+        monitors_stopped = self.live.shutdown(timeout_ms)
         self.pool.cancel_all()
-        return self.pool.wait(timeout_ms)
+        return self.pool.wait(timeout_ms) and monitors_stopped
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.pool.active_count():
+        if self.pool.active_count() or self.live.live.controller.running_hosts():
             self.show_status("Waiting for background work to stop…")
             self.hide()
         self.shutdown()

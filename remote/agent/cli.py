@@ -1,4 +1,5 @@
-"""Command line of the agent: `agent.pyz facts [--test-dir DIR] [--run-dir DIR]`.
+"""Command line of the agent: `agent.pyz facts [--test-dir DIR] [--run-dir DIR]`,
+`agent.pyz run --run-dir DIR` (a detached test run: see run_main).
 
 Exit status: 0 with one JSON document on stdout; 2 for a bad command line; 1 for an unexpected
 failure. Messages on stderr are one line, so the workbench can show them as they are.
@@ -30,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     facts = commands.add_parser("facts", parents=[common], help="print the host's facts as JSON")
     facts.add_argument("--test-dir", help="describe the filesystem of this directory")
+    commands.add_parser("run", parents=[common], help="run RUN_DIR/spec.json, events to RUN_DIR/events.jsonl")
     return parser
 
 
@@ -50,10 +52,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if not args.command:
-        parser.error("a command is required (facts)")
+        parser.error("a command is required (facts, run)")
     try:
         if args.command == "facts":
             return _facts(args)
+        if args.command == "run":
+            if not getattr(args, "run_dir", None):
+                parser.error("run needs --run-dir")
+            from .run_main import run
+
+            return run(args.run_dir)
         parser.error("unknown command {!r}".format(args.command))
     except KeyboardInterrupt:
         sys.stderr.write("benchbay-agent: interrupted\n")

@@ -70,7 +70,7 @@ def test_first_contact_trust_then_facts_match_proc(cli_env, ssh_host, capsys) ->
     assert facts["cpu"]["threads"] == os.cpu_count()
     assert facts["tools"]["fio"]["present"] in (True, False)
     # the agent's private run directory is gone from the host
-    assert _run_dirs() == before
+    assert _run_dirs() - before == set()  # none left behind (others may come and go)
 
     assert main(["runs", "list", "--host", name, "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)
@@ -106,7 +106,7 @@ def test_host_without_python3_says_what_to_install(cli_env, ssh_host_nopython, c
     assert main(["host", "facts", name]) == 1
     err = capsys.readouterr().err
     assert "python3" in err and "install" in err
-    assert _run_dirs() == before
+    assert _run_dirs() - before == set()  # none left behind (others may come and go)
 
 
 def test_ssh_config_alias_works_like_ssh(cli_env, ssh_host, capsys) -> None:

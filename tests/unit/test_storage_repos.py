@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from remote.hostspec import AUTH_KEY, HostSpec
 from storage.db import Store, open_store
 from storage.errors import DuplicateHost, NotFound, StoreError
-from storage.models import FactsSnapshot, Result, Series
+from storage.models import FactsSnapshot, Result, RunEvent, Series
 from storage.records import ResultSample, SeriesData
 
 FACTS = {
@@ -188,16 +188,39 @@ def test_series_round_trip_exact(store: Store) -> None:
         store.runs.add_series(run_id, [SeriesData("r/s", "sda", "1/s", [0.0], [])])
 
 
+def test_run_events_round_trip_in_order(store: Store) -> None:
+    run_id = store.runs.create("web", "idle", {})
+    events = [
+        {"seq": 1, "t": 1_700_000_000.25, "type": "start", "agent_version": "0.1.0", "params": {"phases": []}},
+        {"seq": 2, "t": 1_700_000_000.5, "type": "phase_start", "phase": "warmup", "label": "Warm-up ünï"},
+        {"seq": None, "t": 1_700_000_003.0, "type": "reconnected", "after_s": 2.5},
+        {"seq": 3, "t": 1_700_000_001.0, "type": "progress", "phase": "warmup", "fraction": 0.5, "eta_s": None,
+         "message": ""},
+        {"seq": 4, "t": 1_700_000_009.0, "type": "done", "status": "done", "error": ""},
+    ]
+    store.runs.add_events(run_id, events[:2])
+    store.runs.add_events(run_id, events[2:])
+    store.runs.add_events(run_id, [])
+    assert store.runs.events(run_id) == events
+    later = store.runs.create("web", "idle", {})
+    store.runs.add_events(later, [{"seq": 1, "t": 2.0, "type": "result", "value": math.nan, "meta": {"x": math.inf}}])
+    assert store.runs.events(later) == [{"seq": 1, "t": 2.0, "type": "result", "value": None, "meta": {"x": None}}]
+    assert store.runs.events(store.runs.create("web", "idle", {})) == []
+    with pytest.raises(NotFound):
+        store.runs.add_events(99999, events)
+
+
 def test_delete_cascades(store: Store) -> None:
     keep, doomed = store.runs.create("web", "disk", {}), store.runs.create("web", "disk", {})
     for run_id in (keep, doomed):
         store.runs.add_facts(run_id, FACTS)
         store.runs.add_results(run_id, [ResultSample("t", "m", 1.0, "u", {})])
         store.runs.add_series(run_id, [SeriesData("util", "sda", "%", [0.0], [1.0])])
+        store.runs.add_events(run_id, [{"seq": 1, "t": 1.0, "type": "start"}])
     assert store.runs.delete(doomed) is True
     assert store.runs.delete(doomed) is False
     assert store.runs.get(doomed) is None
-    for model in (FactsSnapshot, Result, Series):
+    for model in (FactsSnapshot, Result, Series, RunEvent):
         assert _count(store, model, doomed) == 0
         assert _count(store, model, keep) == 1
 

@@ -1,0 +1,157 @@
+"""`benchbay monitor HOST`: live iostat-style telemetry of one host, one line per tick, stored as a run."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from app.cli_common import UsageError, interactive
+from app.run_orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunControl, RunOutcome, RunRequest, execute_run
+from app.workbench import Workbench
+from remote.run_session import MONITOR
+from remote.telemetry.sample import TelemetrySample
+
+EXIT_OK, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 130
+HIDDEN_BY_DEFAULT = ("loop", "ram", "zram", "fd", "sr")   # shown only when named with --device
+_DISK_HEADER = ("r/s", "w/s", "rMB/s", "wMB/s", "await", "%util")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    mon = sub.add_parser("monitor", help="live CPU, load and disk figures of a host (as iostat -x), stored as a run")
+    mon.add_argument("host")
+    mon.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds (default: until Ctrl-C)")
+    add_interval_option(mon)
+    mon.add_argument("--json", action="store_true", help="one JSON object per tick")
+    mon.add_argument("--device", action="append", metavar="D", default=[],
+                     help="show only this disk (repeatable); default: all disks but loop/ram devices")
+    mon.set_defaults(handler=_monitor)
+
+
+def add_interval_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--interval", type=float, default=1.0, metavar="S",
+                        help=f"seconds between samples, {MIN_INTERVAL:g}-{MAX_INTERVAL:g} (default 1)")
+
+
+def check_interval(interval: float) -> None:
+    if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
+        raise UsageError(f"--interval must be between {MIN_INTERVAL:g} and {MAX_INTERVAL:g} seconds, not {interval:g}")
+
+
+def ask_password(bench: Workbench, host: str) -> str | None:
+    """Ask in the main thread, before any worker starts; None when no password is needed (or no terminal)."""
+    if interactive() and bench.needs_password(host):
+        spec = bench.get_host(host)
+        return getpass.getpass(f"SSH password for {spec.user + '@' if spec.user else ''}{host}: ")
+    return None
+
+
+def run_workers(jobs: list[Callable[[], Any]], on_interrupt: Callable[[int], None]) -> list[Any]:
+    """Run each job in its own thread; Ctrl-C calls on_interrupt(count) instead of killing them.
+
+    Returns each job's result, or the exception it raised.
+    """
+    results: list[Any] = [None] * len(jobs)
+    finished = [False] * len(jobs)
+
+    def work(index: int) -> None:
+        try:
+            results[index] = jobs[index]()
+        except BaseException as exc:  # handed to the main thread, which reports it
+            results[index] = exc
+        finally:
+            finished[index] = True
+
+    for index in range(len(jobs)):
+        threading.Thread(target=work, args=(index,), name=f"run-{index}", daemon=True).start()
+    interrupts = 0
+    # sleep, not Thread.join: a join interrupted by Ctrl-C may report a running thread as ended
+    while not all(finished):
+        try:
+            time.sleep(0.1)
+        except KeyboardInterrupt:
+            interrupts += 1
+            on_interrupt(interrupts)
+    return results
+
+
+def _monitor(bench: Workbench, args: argparse.Namespace) -> int:
+    check_interval(args.interval)
+    if args.seconds is not None and args.seconds <= 0:
+        raise UsageError("--seconds must be positive")
+    request = RunRequest(host=args.host, test=MONITOR, interval=args.interval, duration=args.seconds)
+    password = ask_password(bench, args.host)
+    control = RunControl()
+    printer = _JsonPrinter() if args.json else _TextPrinter(args.device, args.interval)
+
+    def interrupted(count: int) -> None:
+        if count == 1:
+            print("benchbay: stopping (Ctrl-C again to cancel)", file=sys.stderr, flush=True)
+            control.stop()
+        elif count == 2:
+            control.cancel()
+        else:
+            raise KeyboardInterrupt
+
+    [outcome] = run_workers([lambda: execute_run(bench, request, control, printer.sample, None, password)],
+                            interrupted)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return report_outcome(outcome)
+
+
+def report_outcome(outcome: RunOutcome) -> int:
+    if outcome.status == "failed":
+        print(f"benchbay: {outcome.error or 'run failed'} (run {outcome.run_id})", file=sys.stderr, flush=True)
+        return EXIT_FAILED
+    print(f"benchbay: run {outcome.run_id} on {outcome.host} {outcome.status}: {outcome.samples} samples stored "
+          f"(benchbay runs show {outcome.run_id})", file=sys.stderr, flush=True)
+    return EXIT_CANCELLED if outcome.status == "cancelled" else EXIT_OK
+
+
+class _JsonPrinter:
+    def sample(self, host: str, sample: TelemetrySample) -> None:
+        sys.stdout.write(json.dumps(sample.to_json(host)) + "\n")
+        sys.stdout.flush()
+
+
+class _TextPrinter:
+    """One aligned line per tick: time, CPU, load 1, then per disk r/s w/s rMB/s wMB/s await %util."""
+
+    def __init__(self, devices: list[str], interval: float) -> None:
+        self.devices = list(devices)
+        self.tenths = interval % 1 != 0   # 0.5 s ticks need tenths to tell two lines apart
+        self.shown: list[str] | None = None
+
+    def sample(self, host: str, sample: TelemetrySample) -> None:
+        if self.shown is None:
+            self.shown = self.devices or sorted(d for d in sample.disks if not d.startswith(HIDDEN_BY_DEFAULT))
+            head = f"{'TIME':<10}  {'%usr':>5} {'%sys':>5} {'%iow':>5} {'%stl':>5} {'load1':>6}"
+            head += (f"  {'DEV':<8} " + " ".join(f"{h:>8}" for h in _DISK_HEADER)) * len(self.shown)
+            print(f"# {host}", flush=True)
+            print(head, flush=True)
+        cpu = sample.cpu
+        stamp = datetime.fromtimestamp(sample.t)
+        clock = stamp.strftime("%H:%M:%S") + (f".{stamp.microsecond // 100000}" if self.tenths else "")
+        line = (f"{clock:<10}  "
+                f"{cpu.get('user', 0):5.1f} {cpu.get('system', 0):5.1f} {cpu.get('iowait', 0):5.1f} "
+                f"{cpu.get('steal', 0):5.1f} {sample.load[0]:6.2f}")
+        for device in self.shown:
+            line += f"  {device[:8]:<8} " + " ".join(f"{v:>8}" for v in _disk_cells(sample.disks.get(device)))
+        print(line, flush=True)
+
+
+def _disk_cells(stats: dict[str, float] | None) -> list[str]:
+    if stats is None:
+        return ["-"] * len(_DISK_HEADER)
+    reads, writes = stats.get("r/s", 0.0), stats.get("w/s", 0.0)
+    ios = reads + writes
+    # iostat's old combined await: the I/O-weighted mean of r_await and w_await
+    wait = (stats.get("r_await", 0.0) * reads + stats.get("w_await", 0.0) * writes) / ios if ios else 0.0
+    return [f"{reads:.1f}", f"{writes:.1f}", f"{stats.get('rkB/s', 0.0) / 1024:.2f}",
+            f"{stats.get('wkB/s', 0.0) / 1024:.2f}", f"{wait:.2f}", f"{stats.get('util', 0.0):.1f}"]

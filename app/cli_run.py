@@ -1,0 +1,138 @@
+"""`benchbay run HOST [HOST...] --test T`: one test on several hosts at once, one worker per host."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from dataclasses import asdict
+from typing import Any
+
+from app.cli_common import UsageError, print_json
+from app.cli_monitor import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    add_interval_option,
+    ask_password,
+    check_interval,
+    run_workers,
+)
+from app.run_orchestrator import RunControl, RunOutcome, RunRequest, RunRequestError, execute_run, validate_request
+from app.workbench import Workbench
+from remote.agent import benches
+
+PROGRESS_EVERY = 2.0   # seconds between progress lines per host on stderr
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="run a test on one or more hosts in parallel and store the runs")
+    run.add_argument("hosts", nargs="+", metavar="HOST")
+    run.add_argument("--test", required=True, choices=benches.names())
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                     help="a test parameter (the value is read as JSON when it parses, else as text)")
+    add_interval_option(run)
+    run.add_argument("--json", action="store_true", help="print the runs and their results as JSON")
+    run.set_defaults(handler=_run)
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set needs KEY=VALUE, not {item!r}")
+        try:
+            params[key.strip()] = json.loads(value)
+        except ValueError:
+            params[key.strip()] = value
+    return params
+
+
+class _Progress:
+    """Per-host progress lines on stderr, written whole from the worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[str, float] = {}
+        self._labels: dict[tuple[str, str], str] = {}
+
+    def say(self, host: str, text: str) -> None:
+        with self._lock:
+            sys.stderr.write(f"{host}: {text}\n")
+            sys.stderr.flush()
+
+    def event(self, host: str, event: dict) -> None:
+        kind = event.get("type")
+        if kind == "phase_start":
+            label = str(event.get("label") or event.get("phase"))
+            self._labels[(host, str(event.get("phase")))] = label
+            self.say(host, f"{label} ...")
+        elif kind == "progress":
+            now = time.monotonic()
+            if now - self._last.get(host, 0.0) >= PROGRESS_EVERY:
+                self._last[host] = now
+                eta = event.get("eta_s")
+                label = self._labels.get((host, str(event.get("phase"))), event.get("phase"))
+                self.say(host, f"  {label} {100 * float(event.get('fraction') or 0):.0f}%"
+                               + (f", {eta:.1f} s left" if isinstance(eta, (int, float)) else ""))
+        elif kind == "result":
+            self.say(host, f"  {event.get('metric')} = {event.get('value'):g} {event.get('unit', '')}".rstrip())
+        elif kind in ("warning", "error", "disconnected"):
+            self.say(host, f"  {kind}: {event.get('message', '')}")
+        elif kind == "reconnected":
+            self.say(host, f"  reconnected after {event.get('outage_s', 0):.1f} s")
+
+
+def _run(bench: Workbench, args: argparse.Namespace) -> int:
+    check_interval(args.interval)
+    params = parse_settings(args.settings)
+    requests = [RunRequest(host=host, test=args.test, params=params, interval=args.interval) for host in args.hosts]
+    try:
+        validate_request(requests[0])
+    except RunRequestError as exc:
+        raise UsageError(str(exc)) from None
+    for host in args.hosts:
+        bench.get_host(host)   # an unknown name is a usage error before anything starts
+    passwords = {host: ask_password(bench, host) for host in args.hosts}
+    control = RunControl()
+    progress = _Progress()
+
+    def interrupted(count: int) -> None:
+        if count == 1:
+            print("benchbay: cancelling (the hosts clean up; Ctrl-C again to leave now)", file=sys.stderr, flush=True)
+            control.cancel()
+        else:
+            raise KeyboardInterrupt
+
+    def job(request: RunRequest):
+        return lambda: execute_run(bench, request, control, None, progress.event, passwords[request.host])
+
+    outcomes = run_workers([job(r) for r in requests], interrupted)
+    return _summary(bench, args, outcomes)
+
+
+def _summary(bench: Workbench, args: argparse.Namespace, outcomes: list[Any]) -> int:
+    rows = []
+    for host, outcome in zip(args.hosts, outcomes, strict=True):
+        if isinstance(outcome, RunOutcome):
+            detail = bench.store.runs.get(outcome.run_id)
+            results = [asdict(s) for s in detail.results] if detail else []
+            rows.append({"run_id": outcome.run_id, "host": outcome.host, "status": outcome.status,
+                         "error": outcome.error, "results": results})
+        elif isinstance(outcome, Exception):
+            rows.append({"run_id": None, "host": host, "status": "failed", "error": str(outcome), "results": []})
+        else:
+            raise outcome   # KeyboardInterrupt, SystemExit: not a per-host failure
+    if args.json:
+        print_json({"runs": rows})
+    else:
+        for row in rows:
+            figures = ", ".join(f"{r['metric']} {r['value']:g} {r['unit']}".rstrip() for r in row["results"])
+            run = f"run {row['run_id']}" if row["run_id"] is not None else "not stored"
+            line = f"{row['host']}: {row['status']} ({run})" + (f": {figures}" if figures else "")
+            print(line + (f" — {row['error']}" if row["error"] else ""), flush=True)
+    if all(row["status"] == "done" for row in rows):
+        return EXIT_OK
+    return EXIT_CANCELLED if any(row["status"] == "cancelled" for row in rows) else EXIT_FAILED

@@ -1,0 +1,208 @@
+"""Running a test or a monitor on one host and storing it: shared by the window and the command line.
+
+One execute_run per host, each in its own worker thread. Nothing here is shared between them but
+the Workbench, whose store opens a session per call and whose connect() makes a new transport.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from remote.agent import benches
+from remote.agent_package import AGENT_VERSION
+from remote.errors import BenchbayError, ConnectError, NoPython
+from remote.facts import gather_facts
+from remote.run_session import DEFAULT_MARGIN, DEFAULT_RECONNECT_BUDGET, MONITOR, RunLost, RunSession
+from remote.run_tail import workbench_event
+from remote.telemetry.sample import TelemetrySample, samples_to_series
+from storage.records import RUN_CANCELLED, RUN_DONE, RUN_FAILED, ResultSample
+
+log = logging.getLogger(__name__)
+
+MIN_INTERVAL, MAX_INTERVAL = 0.5, 10.0
+MONITOR_FACTS_TIMEOUT = 60.0
+
+SampleCallback = Callable[[str, TelemetrySample], None]
+EventCallback = Callable[[str, dict], None]
+
+
+class RunRequestError(BenchbayError):
+    """The request itself is wrong (unknown test, bad parameter, interval out of range)."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    host: str
+    test: str                                  # "monitor" (telemetry only) or an agent test ("idle", ...)
+    params: dict[str, Any] = field(default_factory=dict)
+    interval: float = 1.0                      # seconds between telemetry ticks, 0.5-10
+    duration: float | None = None              # monitor only; None = until RunControl.stop()
+    margin: float = DEFAULT_MARGIN             # seconds the host side outlives a vanished workbench
+    reconnect_budget: float = DEFAULT_RECONNECT_BUDGET
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: int
+    host: str
+    status: str        # done | failed | cancelled
+    error: str
+    samples: int
+
+
+class RunControl:
+    """Thread-safe: the GUI or the CLI's main thread asks, the worker running the run obeys."""
+
+    def __init__(self) -> None:
+        self._stopped = threading.Event()
+        self._cancelled = threading.Event()
+        self._wake = threading.Event()
+
+    def stop(self) -> None:
+        """End normally and store (open-ended monitors); an agent test is stopped as cancelled."""
+        self._stopped.set()
+        self._wake.set()
+
+    def cancel(self) -> None:
+        """Stop the agent, remove the run directory, store the run as cancelled."""
+        self._cancelled.set()
+        self._wake.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to `timeout` seconds; True at once when stop() or cancel() was called."""
+        return self._wake.wait(timeout)
+
+
+def validate_request(request: RunRequest) -> dict[str, Any]:
+    """The test's parameters with defaults filled in; RunRequestError when something is wrong."""
+    if not MIN_INTERVAL <= request.interval <= MAX_INTERVAL:
+        raise RunRequestError(f"interval must be {MIN_INTERVAL:g}-{MAX_INTERVAL:g} s, not {request.interval:g}")
+    if request.duration is not None and request.duration <= 0:
+        raise RunRequestError(f"duration must be positive, not {request.duration:g}")
+    if request.test == MONITOR:
+        return dict(request.params)
+    try:
+        return benches.validate(request.test, request.params)
+    except ValueError as exc:
+        raise RunRequestError(str(exc)) from None
+
+
+def execute_run(
+    workbench: Any,
+    request: RunRequest,
+    control: RunControl | None = None,
+    on_sample: SampleCallback | None = None,
+    on_event: EventCallback | None = None,
+    password: str | None = None,
+) -> RunOutcome:
+    """Run `request` on its host and store it; blocks (call it from a worker thread).
+
+    Raises before anything is stored when the request is wrong or the host cannot be reached
+    (UnknownHostKey, PasswordRequired ... as Workbench.connect does). Once the run is stored as
+    running, failures end up in the outcome (status failed) instead. Callbacks are called from
+    this thread.
+    """
+    control = control or RunControl()
+    params = validate_request(request)
+    host = workbench.get_host(request.host).name
+    transport = workbench.connect(host, password)
+    parameters = {"interval": request.interval, "duration": request.duration, "margin": request.margin,
+                  "params": params}
+    try:
+        run_id = workbench.store.runs.create(host, request.test, parameters, agent_version=AGENT_VERSION)
+    except BaseException:
+        transport.close()
+        raise
+    session = RunSession(
+        transport, request.test, params, interval=request.interval, run_id=str(run_id),
+        duration=request.duration, margin=request.margin, reconnect_budget=request.reconnect_budget,
+        connect=lambda: workbench.connect(host, password), control=control,
+        on_sample=(lambda sample: on_sample(host, sample)) if on_sample else None,
+        on_event=(lambda event: on_event(host, event)) if on_event else None,
+    )
+    facts: dict | None = None
+    status, error = RUN_FAILED, ""
+    try:
+        session.start()
+        if request.test == MONITOR:
+            facts = _monitor_facts(workbench, session)
+        session.run()
+        status, error = session.status, session.error
+    except KeyboardInterrupt:
+        status, error = RUN_CANCELLED, "interrupted"
+        session.abort()
+        raise
+    except RunLost as exc:
+        status, error = RUN_FAILED, str(exc)
+        if control.cancelled or control.stopped:   # the user ended it while the host was unreachable
+            status = RUN_CANCELLED if control.cancelled or session.uses_agent else RUN_DONE
+    except BenchbayError as exc:
+        status, error = RUN_FAILED, str(exc) or type(exc).__name__
+        session.abort()
+    except BaseException as exc:
+        status, error = RUN_FAILED, f"internal error: {type(exc).__name__}: {exc}"
+        session.abort()
+        raise
+    finally:
+        session.close()
+        try:
+            _store(workbench, run_id, request, session, facts, status, error)
+        finally:
+            session.transport.close()
+    return RunOutcome(run_id, host, status, error, len(session.samples))
+
+
+def _monitor_facts(workbench: Any, session: RunSession) -> dict | None:
+    """A monitor needs no python, but when the host has it the run gets its facts too."""
+    try:
+        return gather_facts(session.transport, timeout=min(workbench.settings.command_timeout,
+                                                            MONITOR_FACTS_TIMEOUT))
+    except NoPython:
+        return None
+    except ConnectError:
+        return None   # the session's next poll notices and reconnects
+    except BenchbayError as exc:
+        session.add_event(workbench_event("warning", message=f"no facts: {exc}"))
+        return None
+
+
+def _store(workbench: Any, run_id: int, request: RunRequest, session: RunSession, facts: dict | None,
+           status: str, error: str) -> None:
+    runs = workbench.store.runs
+    events = list(session.events)
+    agent_facts = [e.get("facts") for e in events if e.get("type") == "facts" and isinstance(e.get("facts"), dict)]
+    facts = agent_facts[-1] if agent_facts else facts
+    if facts:
+        runs.add_facts(run_id, facts)
+    results = [
+        ResultSample(str(e.get("test") or request.test), str(e.get("metric") or ""), float(e.get("value") or 0.0),
+                     str(e.get("unit") or ""), dict(e.get("metadata") or {}))
+        for e in events if e.get("type") == "result" and e.get("seq") is not None
+    ]
+    runs.add_results(run_id, results)
+    samples = session.samples
+    t0 = samples[0].t - samples[0].interval if samples else None
+    if samples:
+        runs.add_series(run_id, samples_to_series(samples, t0))
+    tail = getattr(session, "sample_tail", None)
+    # where the series' t = 0 lies in host time (to place phase markers), and how telemetry went
+    events.append(workbench_event(
+        "telemetry", t0=t0, interval=request.interval, samples=len(samples),
+        ticks=tail.ticks if tail else 0, bad_ticks=tail.bad_ticks if tail else 0,
+        duplicates=tail.duplicates if tail else 0, reconnects=session.reconnects))
+    # the facts document is stored once, as facts, not again inside its event
+    runs.add_events(run_id, [{**e, "facts": "stored as the run's facts"} if e.get("type") == "facts" else e
+                             for e in events])
+    engine = "agent" if session.uses_agent else "sampler"
+    runs.finish(run_id, status, error=error, engine=engine, engine_version=AGENT_VERSION)

@@ -1,0 +1,35 @@
+"""The tests the agent can run. Adding one: a module with validate/expected_seconds/run, and a line here.
+
+A test module provides:
+  validate(params: dict) -> dict        the parameters with defaults filled in; ValueError when wrong
+  expected_seconds(params: dict) -> float   how long it should take (the workbench's orphan deadline)
+  run(ctx: RunContext, params: dict) -> None   emits phases, progress and results through ctx
+
+This module is imported by the agent on the host and by the workbench (to validate and to compute
+deadlines before uploading anything), so it stays standard library only.
+"""
+import importlib
+from typing import Any, Dict
+
+BENCHES = {
+    "idle": "bench_idle",
+}
+
+
+def names() -> list:
+    return sorted(BENCHES)
+
+
+def load(name: str) -> Any:
+    if name not in BENCHES:
+        raise ValueError("unknown test {!r} (known: {})".format(name, ", ".join(names())))
+    return importlib.import_module("." + BENCHES[name], __package__)
+
+
+def validate(name: str, params: Dict[str, Any]) -> Dict[str, Any]:
+    return load(name).validate(dict(params or {}))
+
+
+def expected_seconds(name: str, params: Dict[str, Any]) -> float:
+    module = load(name)
+    return float(module.expected_seconds(module.validate(dict(params or {}))))

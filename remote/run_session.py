@@ -1,0 +1,375 @@
+"""One detached run on one host: start, tail by offset, keep alive, reconnect, cancel, clean up.
+
+The host side runs by itself in a private run directory (see the run directory protocol in
+DESIGN.md): the sampler (a shell loop, no python needed) and, for agent tests, the agent. This
+class only reads what they write, renews RUN/deadline while connected, and removes RUN at the end.
+Not thread-safe: one worker owns a session (and its transport).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import shlex
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from remote.agent import benches
+from remote.agent_package import build_agent
+from remote.agent_run import AGENT_FILE, find_python
+from remote.errors import BenchbayError, RemoteCommandError
+from remote.run_link import DEFAULT_RECONNECT_BUDGET, Link, RunLost  # noqa: F401 - callers catch RunLost here
+from remote.run_tail import EventTail, SampleTail, workbench_event
+from remote.telemetry.sample import TelemetrySample
+from remote.transport import Transport
+
+log = logging.getLogger(__name__)
+
+MONITOR = "monitor"                 # telemetry only: no agent, no python on the host
+DEFAULT_MARGIN = 300.0              # seconds a run outlives its expected duration without a workbench
+CANCEL_GRACE = 5.0                  # seconds the agent gets to stop cleanly before SIGKILL
+KEEPALIVE_EVERY = 10.0              # seconds between deadline renewals (less with a short margin)
+REMOTE_TIMEOUT = 20.0               # seconds for the small commands of a run
+
+class Control(Protocol):
+    @property
+    def stopped(self) -> bool: ...
+
+    @property
+    def cancelled(self) -> bool: ...
+
+    def wait(self, timeout: float) -> bool: ...
+
+
+class _NoControl:
+    stopped = False
+    cancelled = False
+
+    def wait(self, timeout: float) -> bool:
+        time.sleep(timeout)
+        return False
+
+
+def _q(text: str) -> str:
+    return shlex.quote(text)
+
+
+# `alive PID`: running, and not a zombie (an init that is slow to reap would fool kill -0)
+_ALIVE = ("alive() { kill -0 \"$1\" 2>/dev/null || return 1; "
+          "[ \"$(sed -n 's/^.*) \\(.\\).*/\\1/p' /proc/$1/stat 2>/dev/null)\" != Z ]; }; ")
+
+
+class RunSession:
+    def __init__(
+        self,
+        transport: Transport,
+        test: str,
+        params: dict[str, Any] | None = None,
+        interval: float = 1.0,
+        run_id: str = "",
+        duration: float | None = None,
+        margin: float = DEFAULT_MARGIN,
+        connect: Callable[[], Transport] | None = None,
+        reconnect_budget: float = DEFAULT_RECONNECT_BUDGET,
+        on_sample: Callable[[TelemetrySample], None] | None = None,
+        on_event: Callable[[dict], None] | None = None,
+        control: Control | None = None,
+        parser: Any = None,
+        computer: Any = None,
+    ) -> None:
+        self.host = transport.name
+        self.test = test
+        self.uses_agent = test != MONITOR
+        self.params = benches.validate(test, params or {}) if self.uses_agent else dict(params or {})
+        self.interval = float(interval)
+        self.run_id = run_id
+        self.duration = duration
+        self.margin = float(margin)
+        self.reconnect_budget = float(reconnect_budget)
+        self._on_sample = on_sample
+        self._on_event = on_event
+        self.control: Control = control or _NoControl()
+        self.link = Link(transport, connect, reconnect_budget, on_event=self.add_event,
+                         give_up=lambda: self.control.cancelled or self.control.stopped, sleep=self.control.wait)
+        self._parser = parser
+        self._computer = computer
+        self.expected = benches.expected_seconds(test, self.params) if self.uses_agent else duration
+        self.run_dir = ""
+        self.samples: list[TelemetrySample] = []
+        self.events: list[dict[str, Any]] = []     # the agent's and the workbench's, as they came
+        self.done: dict[str, Any] | None = None
+        self.failure = ""                          # why the run failed on the workbench's side
+        self.deadline = 0.0
+        self.poll_period = min(0.5, max(0.1, self.interval / 4))
+        self.keepalive_every = min(KEEPALIVE_EVERY, max(1.0, self.margin / 3))
+        self._done_at = self._last_data = self._last_keepalive = self._last_check = 0.0
+        self._sampler_warned = False
+        self._removed = False
+
+    # -- start -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Upload what the run needs and start it detached; returns once it runs on the host."""
+        from remote.telemetry.compute import TelemetryComputer
+        from remote.telemetry.parse import RawTickParser
+        from remote.telemetry.sampler import SAMPLER_FILE, sampler_script, start_command
+
+        python = find_python(self.transport) if self.uses_agent else None
+        self.run_dir = run_dir = self.transport.make_private_dir()
+        self.event_tail = EventTail(f"{run_dir}/events.jsonl")
+        self.sample_tail = SampleTail(f"{run_dir}/samples.raw", self._parser or RawTickParser(),
+                                      self._computer or TelemetryComputer())
+        try:
+            self.transport.put_bytes(sampler_script(), f"{run_dir}/{SAMPLER_FILE}", mode=0o700)
+            if python:
+                self.transport.put_bytes(build_agent(), f"{run_dir}/{AGENT_FILE}", mode=0o600)
+                spec = {"test": self.test, "params": self.params, "run_id": self.run_id}
+                self.transport.put_bytes(json.dumps(spec).encode(), f"{run_dir}/spec.json", mode=0o600)
+            lines = [
+                f"cd {_q(run_dir)} || exit 1",
+                self._deadline_command(0.0, (self.expected or 0.0) + self.margin) + " || exit 1",
+                start_command(run_dir, self.interval),
+            ]
+            if python:
+                # $$ of this sh is the agent's pid once exec'd; the agent makes it its own session
+                lines.append(
+                    "sh -c 'echo $$ > agent.pid && exec \"$0\" -E -s agent.pyz run --run-dir \"$1\"' "
+                    f"{_q(python)} {_q(run_dir)} </dev/null >>agent.log 2>&1 &"
+                )
+            lines.append("printf 'deadline=%s\\n' \"$(cat deadline)\"")
+            result = self.transport.run("\n".join(lines), timeout=REMOTE_TIMEOUT)
+            found = [w for w in result.text().split() if w.startswith("deadline=")]
+            if not result.ok or not found:
+                raise RemoteCommandError(f"{self.host}: could not start the run: "
+                                         f"{result.error_text() or result.text().strip() or 'no output'}")
+            self.deadline = float(found[-1].split("=", 1)[1])
+        except BaseException:
+            self._remove_quietly()
+            raise
+        self._last_data = self._last_keepalive = self._last_check = time.monotonic()
+        self.add_event(workbench_event("started", run_dir=run_dir, deadline=self.deadline, interval=self.interval))
+
+    def _deadline_command(self, floor: float, add: float) -> str:
+        """RUN/deadline = max(floor, host uptime + add), replaced whole: readers never see it empty."""
+        tmp, path = f"{self.run_dir}/deadline.tmp", f"{self.run_dir}/deadline"
+        program = '{d = $1 + add; if (d < floor) d = floor; printf "%d\\n", d}'
+        return (f"awk -v add={add:.0f} -v floor={floor:.0f} {_q(program)} /proc/uptime > {_q(tmp)} "
+                f"&& mv -f {_q(tmp)} {_q(path)}")
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def run(self) -> str:
+        """Poll until the run ends, is stopped or cancelled; clean up; returns the final status."""
+        try:
+            while True:
+                self.poll()
+                if self.finished:
+                    break
+                if self.control.cancelled or (self.control.stopped and self.uses_agent):
+                    self.cancel()
+                    return self.status
+                if self.control.stopped:
+                    break
+                self.control.wait(self.poll_period)
+            self.finish()
+        finally:
+            self.close()
+        return self.status
+
+    @property
+    def status(self) -> str:
+        if self.failure:
+            return "failed"
+        if self.done is not None:
+            return str(self.done.get("status") or "failed")
+        if self.control.cancelled or (self.control.stopped and self.uses_agent):
+            return "cancelled"
+        return "done"
+
+    @property
+    def error(self) -> str:
+        if self.failure:
+            return self.failure
+        return str(self.done.get("error") or "") if self.done else ""
+
+    @property
+    def finished(self) -> bool:
+        if self.failure:
+            return True
+        if self.uses_agent:
+            if self.done is None:
+                return False
+            # one more tick after "done", so the telemetry covers the end of the test
+            covered = bool(self.samples) and self.samples[-1].t >= float(self.done.get("t") or 0)
+            return covered or time.monotonic() - self._done_at > 2 * self.interval + 2
+        if self.duration is None or not self.samples:
+            return False
+        began = self.samples[0].t - self.samples[0].interval
+        return self.samples[-1].t - began >= self.duration - self.interval / 2
+
+    def poll(self) -> None:
+        """One round: new events and samples, keepalive when due, a liveness check when quiet."""
+        try:
+            with self.link.watched():
+                self._read_new()
+                now = time.monotonic()
+                if now - self._last_keepalive >= self.keepalive_every:
+                    self._keepalive()
+                quiet = max(5.0, 3 * self.interval)
+                if self.done is None and now - self._last_data > quiet and now - self._last_check > quiet:
+                    self._check_alive()
+        except BenchbayError as exc:
+            if not self.link.is_connection_problem(exc):
+                raise
+            self.link.reconnect(exc)
+            self._last_data = self._last_check = time.monotonic()
+
+    def _read_new(self) -> None:
+        got = False
+        if self.uses_agent:
+            data = self.event_tail.read(self.transport)
+            got = bool(data)
+            for event in self.event_tail.feed(data):
+                self.add_event(event)
+            while self.event_tail.problems:
+                self.add_event(self.event_tail.problems.pop(0))
+        data = self.sample_tail.read(self.transport)
+        for sample in self.sample_tail.feed(data):
+            self.samples.append(sample)
+            self._call(self._on_sample, sample)
+        if got or data:
+            self._last_data = time.monotonic()
+
+    def add_event(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+        if event.get("type") == "done" and event.get("seq") is not None and self.done is None:
+            self.done = event
+            self._done_at = time.monotonic()
+        self._call(self._on_event, event)
+
+    def _call(self, callback: Callable | None, value: Any) -> None:
+        if callback is None:
+            return
+        try:
+            callback(value)
+        except Exception:  # a broken display must not leave a run behind on the host
+            log.exception("%s: run callback failed", self.host)
+
+    def _keepalive(self) -> None:
+        self._last_keepalive = time.monotonic()   # also when it failed: retried at the next due time
+        self.transport.run(self._deadline_command(self.deadline, self.margin), timeout=REMOTE_TIMEOUT)
+
+    def _check_alive(self) -> None:
+        self._last_check = time.monotonic()
+        script = (_ALIVE + f"cd {_q(self.run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; for f in agent sampler; "
+                  "do p=$(cat $f.pid 2>/dev/null); if [ -n \"$p\" ] && alive \"$p\"; "
+                  "then echo $f=alive; else echo $f=dead; fi; done")
+        state = set(self.transport.run(script, timeout=REMOTE_TIMEOUT).text().split())
+        if "gone" in state:
+            self.failure = (f"{self.host}: the run directory {self.run_dir} vanished "
+                            "(removed by someone, or the run passed its deadline)")
+            return
+        self._read_new()   # it may have finished between the two reads
+        if self.uses_agent and self.done is None and "agent=dead" in state:
+            self.failure = f"{self.host}: the agent stopped without finishing: {self._log_tail('agent.log')}"
+        elif "sampler=dead" in state and not self.uses_agent:
+            self.failure = f"{self.host}: the telemetry sampler stopped: {self._log_tail('sampler.log')}"
+        elif "sampler=dead" in state and not self._sampler_warned:
+            self._sampler_warned = True
+            self.add_event(workbench_event("warning", message="the telemetry sampler stopped"))
+
+    def _log_tail(self, name: str) -> str:
+        with contextlib.suppress(BenchbayError, FileNotFoundError):
+            text = self.transport.get_bytes(f"{self.run_dir}/{name}").decode("utf-8", "replace")
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            if lines:
+                return lines[-1][:300]
+        return f"no message in {name}"
+
+    # -- ending ----------------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """Stop the sampler, read what is left, remove RUN."""
+        self._retrying(self._stop_sampler)
+        self._retrying(self._drain)
+        self._retrying(self._remove)
+
+    def _retrying(self, step: Callable[[], None]) -> None:
+        self.link.retrying(lambda _transport: step())
+
+    def cancel(self) -> None:
+        """Ask the agent to stop (cancel file + SIGTERM), SIGKILL after a grace, then finish."""
+        if self.uses_agent and self.done is None:
+            self._retrying(lambda: self._signal_agent("TERM", touch_cancel=True))
+            end = time.monotonic() + CANCEL_GRACE
+            while self.done is None and time.monotonic() < end:
+                time.sleep(0.2)
+                self._retrying(self._read_new)
+            if self.done is None:
+                self._retrying(lambda: self._signal_agent("KILL"))
+                self.add_event(workbench_event("warning", message="the agent did not stop; it was killed"))
+        self.finish()
+        if self.done is None:  # a monitor, or an agent that had to be killed: the record says who ended it
+            self.add_event(workbench_event("done", status="cancelled", error=""))
+            self.done = self.events[-1]
+
+    def abort(self) -> None:
+        """After an error: kill what runs on the host and remove RUN, best effort, no reconnecting."""
+        if not self.run_dir or self._removed:
+            return
+        steps = [self._stop_sampler, self._remove]
+        if self.uses_agent:  # TERM first: the agent removes its test files; KILL what is left
+            steps[1:1] = [lambda: time.sleep(1.0), lambda: self._signal_agent("KILL")]
+            steps.insert(0, lambda: self._signal_agent("TERM", touch_cancel=True))
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:
+                log.warning("%s: cleanup after an error failed: %s", self.host, exc)
+                return
+
+    def _signal_agent(self, signal_name: str, touch_cancel: bool = False) -> None:
+        touch = "touch cancel; " if touch_cancel else ""
+        script = (f"cd {_q(self.run_dir)} 2>/dev/null || exit 0; {touch}p=$(cat agent.pid 2>/dev/null); "
+                  f"[ -n \"$p\" ] && kill -{signal_name} \"-$p\" 2>/dev/null; true")
+        self.transport.run(script, timeout=REMOTE_TIMEOUT)
+
+    def _stop_sampler(self) -> None:
+        # TERM its group (a host without setsid has none: then the pid), KILL what is left after 0.5 s,
+        # so the drain that follows reads its very last tick
+        script = (_ALIVE + f"cd {_q(self.run_dir)} 2>/dev/null || exit 0; p=$(cat sampler.pid 2>/dev/null); "
+                  "[ -n \"$p\" ] || exit 0; touch stop; for s in TERM KILL; do "
+                  "kill -$s \"-$p\" 2>/dev/null || kill -$s \"$p\" 2>/dev/null || break; i=0; "
+                  "while alive \"$p\" && [ $i -lt 5 ]; do sleep 0.1; i=$((i + 1)); done; done; true")
+        self.transport.run(script, timeout=REMOTE_TIMEOUT)
+
+    def _drain(self) -> None:
+        before = -1
+        while before != (self.event_tail.offset, self.sample_tail.offset):
+            before = (self.event_tail.offset, self.sample_tail.offset)
+            self._read_new()
+
+    def _remove(self) -> None:
+        if not self._removed:
+            self.transport.remove_dir(self.run_dir)
+            self._removed = True
+
+    def _remove_quietly(self) -> None:
+        try:
+            self._remove()
+        except Exception as exc:  # must not hide the error that brought us here
+            log.warning("%s: could not remove run directory %s: %s", self.host, self.run_dir, exc)
+
+    @property
+    def transport(self) -> Transport:
+        """The current connection (a new one after each reconnect)."""
+        return self.link.transport
+
+    @property
+    def reconnects(self) -> int:
+        return self.link.reconnects
+
+    def close(self) -> None:
+        """Stop the stall guard; the transport stays open (the caller closes it)."""
+        self.link.stop_guard()

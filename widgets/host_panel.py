@@ -1,0 +1,173 @@
+"""One host's graphs (disk, CPU, load, memory) and its header line (name, status, disk picker)."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from widgets.host_series import CPU_STACK, HostSeries, Marker
+from widgets.live_plot import MUTED, LivePlot, PlotGroup
+
+READ = "#2f6db5"
+WRITE = "#e07b24"
+UTIL_HINT = ("%util is the share of time the device was busy — not saturation on SSDs, NVMe or RAID, "
+             "which serve many requests at once")
+UTIL_SHORT = "%util: busy time, not saturation on SSD, NVMe or RAID"
+CPU_COLOURS = {"user": "#4c9f70", "system": "#d0453a", "iowait": "#e5a823", "steal": "#8e6bbf"}
+HOST_COLOURS = ("#2f6db5", "#e07b24", "#2e9d5b", "#d0453a", "#8e6bbf", "#8c564b", "#d65fb2", "#17a2b8",
+                "#6b7785", "#a0a020")
+_STATE_COLOURS = {"error": "#d0453a", "failed": "#d0453a", "reconnecting": "#b7791f", "cancelled": "#8a6d1f"}
+
+# (plot key, title, y range, smallest y top, curves: (curve key, legend name, buffer key, colour))
+PANEL_PLOTS: tuple[tuple[str, str, tuple[float, float] | None, float, tuple[tuple[str, str, str, str], ...]], ...] = (
+    ("util", "Disk busy — %util", (0.0, 100.0), 1.0, (("util", "%util", "disk.util", "#7a4fb5"),)),
+    ("queue", "Queue length — aqu-sz", None, 1.0, (("aqu", "aqu-sz", "disk.aqu-sz", "#2e9d5b"),)),
+    ("iops", "IOPS", None, 10.0, (("r", "r/s", "disk.r/s", READ), ("w", "w/s", "disk.w/s", WRITE))),
+    ("mbs", "MB/s", None, 1.0, (("r", "read", "disk.rMB/s", READ), ("w", "write", "disk.wMB/s", WRITE))),
+    ("await", "Latency — await ms", None, 1.0, (("r", "r_await", "disk.r_await", READ),
+                                                 ("w", "w_await", "disk.w_await", WRITE))),
+    ("cpu", "CPU %", (0.0, 100.0), 1.0, ()),
+    ("load", "Load average", None, 1.0, (("1", "1 min", "load.1", "#1f2933"), ("5", "5 min", "load.5", "#6b7785"),
+                                          ("15", "15 min", "load.15", "#a3abb5"))),
+    ("mem", "Dirty / Writeback MB", None, 1.0, (("dirty", "Dirty", "mem.dirty", "#b5483a"),
+                                                 ("wb", "Writeback", "mem.writeback", READ))),
+)
+
+
+class Caption(QLabel):
+    """A small wrapped note that does not make its layout height-for-width (which would stop a
+    QScrollArea from fitting the graphs into the window)."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+        self.setStyleSheet(f"color: {MUTED}; font-size: 8pt;")
+        self.setMinimumHeight(2 * self.fontMetrics().height() + 2)
+
+    def hasHeightForWidth(self) -> bool:
+        return False
+
+
+def host_colour(index: int) -> str:
+    return HOST_COLOURS[index % len(HOST_COLOURS)]
+
+
+def state_colour(state: str) -> str:
+    return _STATE_COLOURS.get(state, MUTED)
+
+
+class HostHeader(QWidget):
+    """● name — status … Disk: [vda ▾]. The picker lists whole disks (dm volumes by their names)."""
+
+    device_chosen = Signal(str, str)    # host, device
+
+    def __init__(self, host: str, colour: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.setObjectName("hostHeader")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        self.colour = colour
+        # in the overlay these headers are the legend: the mark has the colour of the host's curves
+        self.name_label = QLabel(f"<span style='color:{colour}; font-size:13pt'>●</span> <b>{_escape(host)}</b>")
+        self.status_label = QLabel("")
+        self.status_label.setObjectName("hostStatus")
+        self.status_label.setStyleSheet(f"color: {MUTED};")
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the line changes with every sample: its width must never re-layout the graphs below
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._state = ""
+        self.device_combo = QComboBox()
+        self.device_combo.setObjectName("deviceCombo")
+        self.device_combo.setMinimumContentsLength(8)
+        self.device_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.device_combo.setToolTip("The disk shown in the disk graphs (whole disks; device-mapper volumes "
+                                     "by their names). Until you pick one, the busiest disk is shown.")
+        self.device_combo.activated.connect(self._chosen)
+        layout.addWidget(self.name_label)
+        layout.addWidget(self.status_label, 1)
+        layout.addWidget(QLabel("Disk:"))
+        layout.addWidget(self.device_combo)
+
+    def set_devices(self, devices: list[str], current: str | None) -> None:
+        self.device_combo.blockSignals(True)
+        if [self.device_combo.itemText(i) for i in range(self.device_combo.count())] != devices:
+            self.device_combo.clear()
+            self.device_combo.addItems(devices)
+        if current is not None:
+            self.device_combo.setCurrentText(current)
+        self.device_combo.blockSignals(False)
+
+    def set_status(self, text: str, state: str = "") -> None:
+        if text != self.status_label.text():
+            self.status_label.setText(text)
+            self.status_label.setToolTip(text)
+        if state_colour(state) != state_colour(self._state):
+            self.status_label.setStyleSheet(f"color: {state_colour(state)};")
+        self._state = state
+
+    def _chosen(self, index: int) -> None:
+        self.device_chosen.emit(self.host, self.device_combo.itemText(index))
+
+
+class HostPanel(QWidget):
+    """The graphs of one host: %util, aqu-sz, IOPS, MB/s, await, CPU stacked, load, Dirty/Writeback."""
+
+    def __init__(self, series: HostSeries, colour: str, group: PlotGroup, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("hostPanel")
+        self.series = series
+        self.header = HostHeader(series.name, colour)
+        self.plots: dict[str, LivePlot] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(2)
+        layout.addWidget(self.header)
+        grid = QGridLayout()
+        grid.setSpacing(4)
+        layout.addLayout(grid, 1)
+        for index, (key, title, y_range, min_top, curves) in enumerate(PANEL_PLOTS):
+            plot = LivePlot(title, group=group, y_range=y_range, y_min_top=min_top,
+                            legend=len(curves) > 1 or key == "cpu",
+                            x_axis=index >= len(PANEL_PLOTS) - 2)   # the time axis under the last row
+            plot.setMinimumHeight(120)
+            for curve_key, name, buffer_key, colour_ in curves:
+                plot.add_curve(curve_key, name, colour_, series.buffer(buffer_key))
+            if key == "cpu":
+                plot.add_stack([(k, k, CPU_COLOURS[k]) for k in CPU_STACK],
+                               [series.host[f"stack.{k}"] for k in CPU_STACK])
+            self.plots[key] = plot
+            row = index // 2 + (1 if index >= 2 else 0)   # the %util caption takes the row under the first
+            grid.addWidget(plot, row, index % 2)
+            grid.setRowStretch(row, 1)
+        self.plots["util"].setToolTip(UTIL_HINT)
+        self.util_caption = Caption(UTIL_HINT)
+        self.util_caption.setObjectName("utilHint")
+        self.util_caption.setToolTip(UTIL_HINT)
+        grid.addWidget(self.util_caption, 1, 0, 1, 2)
+        self.update_devices()
+
+    def show_device(self) -> None:
+        """Point the disk curves at the chosen device's buffers."""
+        for key, _title, _y, _top, curves in PANEL_PLOTS:
+            for curve_key, _name, buffer_key, _colour in curves:
+                if buffer_key.startswith("disk."):
+                    self.plots[key].set_buffer(curve_key, self.series.buffer(buffer_key))
+        device = self.series.device or "no disk yet"
+        self.plots["util"].set_title(f"Disk busy — %util ({device})")
+
+    def update_devices(self) -> None:
+        self.header.set_devices(list(self.series.disks), self.series.device)
+        self.show_device()
+
+    def set_markers(self, markers: list[Marker]) -> None:
+        for plot in self.plots.values():
+            plot.clear_markers()
+            for marker in markers:
+                plot.add_marker(marker.x, marker.label, dashed=marker.kind == "end")
+
+    def update_status(self) -> None:
+        self.header.set_status(self.series.status_text(), self.series.state)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
