@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_interval_option(mon)
     mon.add_argument("--json", action="store_true", help="one JSON object per tick")
     mon.add_argument("--device", action="append", metavar="D", default=[],
-                     help="show only this disk (repeatable); default: all disks but loop/ram devices")
+                     help="show only this device, a partition too (repeatable); default: the whole disks")
     mon.set_defaults(handler=_monitor)
 
 
@@ -84,7 +84,8 @@ def _monitor(bench: Workbench, args: argparse.Namespace) -> int:
     check_interval(args.interval)
     if args.seconds is not None and args.seconds <= 0:
         raise UsageError("--seconds must be positive")
-    request = RunRequest(host=args.host, test=MONITOR, interval=args.interval, duration=args.seconds)
+    request = RunRequest(host=args.host, test=MONITOR, interval=args.interval, duration=args.seconds,
+                         devices=tuple(args.device))
     password = ask_password(bench, args.host)
     control = RunControl()
     printer = _JsonPrinter() if args.json else _TextPrinter(args.device, args.interval)

@@ -17,6 +17,7 @@ from remote.errors import BenchbayError, ConnectError, NoPython
 from remote.facts import gather_facts
 from remote.run_session import DEFAULT_MARGIN, DEFAULT_RECONNECT_BUDGET, MONITOR, RunLost, RunSession
 from remote.run_tail import workbench_event
+from remote.telemetry.compute import TelemetryComputer
 from remote.telemetry.sample import TelemetrySample, samples_to_series
 from storage.records import RUN_CANCELLED, RUN_DONE, RUN_FAILED, ResultSample
 
@@ -42,6 +43,7 @@ class RunRequest:
     duration: float | None = None              # monitor only; None = until RunControl.stop()
     margin: float = DEFAULT_MARGIN             # seconds the host side outlives a vanished workbench
     reconnect_budget: float = DEFAULT_RECONNECT_BUDGET
+    devices: tuple[str, ...] = ()              # shown besides the whole disks: partitions, hidden devices
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ def execute_run(
         transport, request.test, params, interval=request.interval, run_id=str(run_id),
         duration=request.duration, margin=request.margin, reconnect_budget=request.reconnect_budget,
         connect=lambda: workbench.connect(host, password), control=control,
+        computer=TelemetryComputer(include=set(request.devices)),
         on_sample=(lambda sample: on_sample(host, sample)) if on_sample else None,
         on_event=(lambda event: on_event(host, event)) if on_event else None,
     )
