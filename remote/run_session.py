@@ -132,10 +132,11 @@ class RunSession:
                 start_command(run_dir, self.interval),
             ]
             if python:
-                # $$ of this sh is the agent's pid once exec'd; the agent makes it its own session
+                # the background sh becomes the agent by exec (same pid), and the agent makes it its own
+                # session; the pid is written here, before start() returns, so cancel can always find it
                 lines.append(
-                    "sh -c 'echo $$ > agent.pid && exec \"$0\" -E -s agent.pyz run --run-dir \"$1\"' "
-                    f"{_q(python)} {_q(run_dir)} </dev/null >>agent.log 2>&1 &"
+                    "sh -c 'exec \"$0\" -E -s agent.pyz run --run-dir \"$1\"' "
+                    f"{_q(python)} {_q(run_dir)} </dev/null >>agent.log 2>&1 & echo $! > agent.pid"
                 )
             lines.append("printf 'deadline=%s\\n' \"$(cat deadline)\"")
             result = self.transport.run("\n".join(lines), timeout=REMOTE_TIMEOUT)
