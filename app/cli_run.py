@@ -1,4 +1,8 @@
-"""`benchbay run HOST [HOST...] --test T`: one test on several hosts at once, one worker per host."""
+"""`benchbay run HOST [HOST...] --test T [--preset P]`: one test on several hosts at once, one worker per host.
+
+Progress on stderr (one line per host per second at most), a readable summary per host on stdout
+(app.run_summary), or the runs and their results as JSON.
+"""
 from __future__ import annotations
 
 import argparse
@@ -20,21 +24,30 @@ from app.cli_monitor import (
     run_workers,
 )
 from app.run_orchestrator import RunControl, RunOutcome, RunRequest, RunRequestError, execute_run, validate_request
+from app.run_summary import summary_text, version_differences
 from app.workbench import Workbench
 from remote.agent import benches
 
-PROGRESS_EVERY = 2.0   # seconds between progress lines per host on stderr
+PROGRESS_EVERY = 1.0   # seconds between progress lines per host on stderr
+PRESETS = ("quick", "full")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="run a test on one or more hosts in parallel and store the runs")
     run.add_argument("hosts", nargs="+", metavar="HOST")
     run.add_argument("--test", required=True, choices=benches.names())
+    run.add_argument("--preset", choices=PRESETS, help="the test's preset (default: quick)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                      help="a test parameter (the value is read as JSON when it parses, else as text)")
     add_interval_option(run)
     run.add_argument("--json", action="store_true", help="print the runs and their results as JSON")
     run.set_defaults(handler=_run)
+    run.error = _one_line_error   # type: ignore[method-assign]  # a wrong test name: one line, not the usage
+
+
+def _one_line_error(message: str) -> None:
+    print(f"benchbay: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -77,8 +90,6 @@ class _Progress:
                 label = self._labels.get((host, str(event.get("phase"))), event.get("phase"))
                 self.say(host, f"  {label} {100 * float(event.get('fraction') or 0):.0f}%"
                                + (f", {eta:.1f} s left" if isinstance(eta, (int, float)) else ""))
-        elif kind == "result":
-            self.say(host, f"  {event.get('metric')} = {event.get('value'):g} {event.get('unit', '')}".rstrip())
         elif kind in ("warning", "error", "disconnected"):
             self.say(host, f"  {kind}: {event.get('message', '')}")
         elif kind == "reconnected":
@@ -88,6 +99,10 @@ class _Progress:
 def _run(bench: Workbench, args: argparse.Namespace) -> int:
     check_interval(args.interval)
     params = parse_settings(args.settings)
+    if args.preset:
+        if params.get("preset", args.preset) != args.preset:
+            raise UsageError(f"--preset {args.preset} and --set preset={params['preset']} disagree")
+        params["preset"] = args.preset
     requests = [RunRequest(host=host, test=args.test, params=params, interval=args.interval) for host in args.hosts]
     try:
         validate_request(requests[0])
@@ -129,10 +144,12 @@ def _summary(bench: Workbench, args: argparse.Namespace, outcomes: list[Any]) ->
         print_json({"runs": rows})
     else:
         for row in rows:
-            figures = ", ".join(f"{r['metric']} {r['value']:g} {r['unit']}".rstrip() for r in row["results"])
-            run = f"run {row['run_id']}" if row["run_id"] is not None else "not stored"
-            line = f"{row['host']}: {row['status']} ({run})" + (f": {figures}" if figures else "")
-            print(line + (f" — {row['error']}" if row["error"] else ""), flush=True)
+            events = bench.store.runs.events(row["run_id"]) if row["run_id"] is not None else []
+            warnings = [str(e.get("message", "")) for e in events if e.get("type") == "warning"]
+            print(summary_text(row["host"], row["status"], row["results"], warnings, row["run_id"], row["error"]))
+        for line in version_differences([(row["host"], row["results"]) for row in rows]):
+            print(f"note: {line}")
+        sys.stdout.flush()
     if all(row["status"] == "done" for row in rows):
         return EXIT_OK
     return EXIT_CANCELLED if any(row["status"] == "cancelled" for row in rows) else EXIT_FAILED

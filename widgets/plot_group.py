@@ -16,6 +16,7 @@ FRAME_MS = 33                  # ~30 Hz
 DEFAULT_WINDOW = 300.0         # seconds shown while following: the last 5 minutes
 WINDOW_STEPS = 300             # the followed window moves by 1/300 of its span at most
 MIN_SPAN = 10.0                # the x axis never shows less than this many seconds while following
+MOVES_PER_FRAME = 4            # plots whose x window moves in one frame
 
 
 class PlotGroup(QObject):
@@ -36,7 +37,7 @@ class PlotGroup(QObject):
         self.follow = True
         self.frames = 0
         self._x_range: tuple[float, float] | None = None
-        self._fitted: tuple[float, float] | None = None
+        self._fitted: dict[int, tuple[float, float]] = {}   # per plot: the x range its y was fitted to
         self._syncing = False
         self._active = active
         self._timer = QTimer(self)
@@ -112,11 +113,15 @@ class PlotGroup(QObject):
 
     def frame(self) -> int:
         """Redraw what changed, move the window, fit y. Called by the timer."""
-        self.plots = [p for p in self.plots if shiboken6.isValid(p)]   # a deleted panel's plots go
+        valid = [p for p in self.plots if shiboken6.isValid(p)]   # a deleted panel's plots go
+        if len(valid) != len(self.plots):
+            self.plots = valid
+            self._fitted = {key: value for key, value in self._fitted.items() if key in {id(p) for p in valid}}
         shown = [p for p in self.plots if p.on_screen()]
         if not shown:
             return 0   # nothing on screen (another tab): the buffers' versions catch up when shown
-        calls = sum(plot.refresh() for plot in shown)
+        counts = {id(plot): plot.refresh() for plot in shown}
+        calls = sum(counts.values())
         if self.follow:
             newest = max((t for t in (p.newest_t() for p in shown) if t is not None), default=None)
             if newest is not None:
@@ -128,14 +133,16 @@ class PlotGroup(QObject):
                 if (left, right) != self._x_range:
                     self._x_range = (left, right)
             if self._x_range is not None:
-                # only what is on screen moves now; a plot scrolled into view catches up then
+                # only what is on screen moves now (a plot scrolled into view catches up then), and only
+                # a few plots a frame: a one-pixel step spread over a few frames is invisible, while
+                # re-clipping every plot at once makes one frame in thirty slow
                 stale = [p for p in shown if tuple(p.view_box.viewRange()[0]) != self._x_range]
-                self.set_x_range(*self._x_range, plots=stale)
-        x0, x1 = shown[0].view_box.viewRange()[0]
-        if calls or (x0, x1) != self._fitted:
-            self._fitted = (x0, x1)
-            for plot in shown:
-                plot.fit_y(x0, x1)
+                self.set_x_range(*self._x_range, plots=stale[:MOVES_PER_FRAME])
+        for plot in shown:
+            x_range = tuple(plot.view_box.viewRange()[0])
+            if counts[id(plot)] or self._fitted.get(id(plot)) != x_range:
+                self._fitted[id(plot)] = x_range
+                plot.fit_y(*x_range)
                 # pyqtgraph moves the view's transform only when painting begins, which schedules a
                 # second paint of the whole plot: move it now, so a frame paints once
                 plot.view_box.prepareForPaint()

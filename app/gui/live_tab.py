@@ -7,16 +7,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QToolBar, QVBoxLayout, QWidget
 
 from app.gui.host_actions import ConnectQuestions
 from app.gui.monitor_controller import MonitorController
 from app.gui.replay import ReplayView, StoredRun, load_stored_runs
+from app.gui.run_controller import RunController, RunResults, load_run_results
 from app.gui.runs_pane import RunsPane
-from app.run_orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome
+from app.run_orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome, RunRequest
+from remote.agent import benches
 from widgets.dashboard import Dashboard
+from widgets.run_dialog import RunDialog
+from widgets.run_progress import RunProgress
 
 if TYPE_CHECKING:
     from app.gui.main_window import MainWindow
@@ -32,11 +36,16 @@ class LiveTab(QWidget):
         super().__init__(parent)
         self.setObjectName("liveTab")
         self.controller = MonitorController(workbench, self, questions)
+        self.runs = RunController(workbench, self, questions)
         self.dashboard = Dashboard(self)
-        self.dashboard.empty_label.setText("Select one or more hosts and click “Monitor” to watch them live.")
+        self.dashboard.empty_label.setText("Select one or more hosts and click “Monitor” to watch them live, "
+                                           "or “Run test…” to benchmark them.")
+        self.progress = RunProgress(self)   # the tests' progress, above their telemetry
+        self.progress.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.dashboard)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.dashboard, 1)
         self.stop_button = QPushButton("Stop")
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip("Stop monitoring and store the runs with their graphs")
@@ -55,12 +64,55 @@ class LiveTab(QWidget):
         self.controller.finished.connect(self._finished)
         self.controller.ended.connect(self._ended)
         self.controller.running_changed.connect(lambda _running: self._update_buttons())
+        self.runs.sample.connect(self.dashboard.add_sample, queued)
+        self.runs.event.connect(self.dashboard.add_event, queued)
+        self.runs.started.connect(lambda host: self.dashboard.set_status(host, "connecting…", "connecting"))
+        self.connect_progress(self.progress)
+        self.runs.finished.connect(lambda host, outcome: self._finished(host, outcome, "finished"))
+        self.runs.refused.connect(lambda host, reason: self.dashboard.set_status(host, reason, "error"))
+        self._clock = QTimer(self)   # counts the time left down between progress events
+        self._clock.setInterval(1000)
+        self._clock.timeout.connect(self.progress.tick)
+        self.runs.running_changed.connect(lambda running: self._clock.start() if running else self._clock.stop())
         self._update_buttons()
+
+    def connect_progress(self, progress: RunProgress) -> None:
+        """Feed a progress widget (this tab's, a run dialog's) from the tests' signals; its Cancel cancels."""
+        self.runs.event.connect(progress.add_event)
+        self.runs.finished.connect(progress.set_stored)
+        self.runs.refused.connect(progress.set_refused)
+        progress.cancel_requested.connect(self.runs.cancel)
+        progress.cancel_all_requested.connect(self.runs.cancel)
+
+    def busy_hosts(self) -> set[str]:
+        return set(self.controller.running_hosts()) | set(self.runs.running_hosts())
+
+    def run_tests(self, requests: list[RunRequest], *others: RunProgress) -> list[str]:
+        """Start a test on each request's host that is not busy; the hosts started."""
+        busy = self.busy_hosts()
+        requests = [r for r in requests if r.host not in busy]
+        if not requests:
+            return []
+        if not busy:
+            self.dashboard.clear()
+            self.progress.clear()
+        try:
+            expected = benches.expected_seconds(requests[0].test, requests[0].params)
+        except ValueError:
+            expected = None
+        for request in requests:
+            self.dashboard.add_host(request.host)
+            for progress in (self.progress, *others):
+                progress.add_host(request.host, expected, request.test)
+        self.progress.show()
+        return self.runs.start(requests)
 
     def monitor(self, hosts: list[str], interval: float = 1.0) -> list[str]:
         """Start monitoring these hosts (those not monitored yet); the hosts started."""
-        if not self.controller.running_hosts():
+        hosts = [h for h in hosts if not self.runs.is_running(h)]
+        if not self.busy_hosts():
             self.dashboard.clear()   # a new session; the last one's runs are stored
+            self.progress.hide()
         fresh = [h for h in hosts if not self.controller.is_running(h)]
         for host in fresh:
             self.dashboard.add_host(host)
@@ -75,13 +127,15 @@ class LiveTab(QWidget):
         self.controller.cancel()
 
     def shutdown(self, timeout_ms: int = 15_000) -> bool:
-        return self.controller.shutdown(timeout_ms)
+        self._clock.stop()
+        tests_ended = self.runs.shutdown(timeout_ms)
+        return self.controller.shutdown(timeout_ms) and tests_ended
 
-    def _finished(self, host: str, outcome: RunOutcome) -> None:
+    def _finished(self, host: str, outcome: RunOutcome, finished: str = "stopped") -> None:
         if outcome.status == "failed":
             self.dashboard.set_status(host, outcome.error or "failed", "failed")
         else:
-            word = "stopped" if outcome.status == "done" else outcome.status
+            word = finished if outcome.status == "done" else outcome.status
             self.dashboard.set_status(host, f"{word} — stored as run #{outcome.run_id}", "done")
         self.run_stored.emit(outcome.run_id)
 
@@ -120,14 +174,26 @@ class LiveFeatures(QObject):
         self.interval_spin.setValue(1.0)
         self.interval_spin.setSuffix(" s")
         self.interval_spin.setToolTip("Seconds between two samples of a monitor")
+        self.run_action = QAction("Run test…", window)
+        self.run_action.setObjectName("runTestAction")
+        tip = "Run a disk, CPU or demo test on one or more hosts: progress, live telemetry, stored results"
+        self.run_action.setToolTip(tip)
+        self.run_action.setStatusTip(tip)
+        self.run_action.setShortcut("Ctrl+R")
+        self.run_action.triggered.connect(lambda _checked=False: self.open_run_dialog())
+        self.run_dialog: RunDialog | None = None
         toolbar.addSeparator()
+        toolbar.addAction(self.run_action)
         toolbar.addAction(self.monitor_action)
         toolbar.addWidget(QLabel(" every "))
         toolbar.addWidget(self.interval_spin)
 
         self.live.controller.host_state.connect(window.host_list.set_status)
         self.live.controller.message.connect(window.show_status)
+        self.live.runs.host_state.connect(window.host_list.set_status)
+        self.live.runs.message.connect(window.show_status)
         self.live.run_stored.connect(lambda _run_id: window.reload_runs())
+        self.runs_pane.run_chosen.connect(self.load_results)
         self.runs_pane.open_graphs.connect(lambda ids: self.open_runs(ids, replay=False))
         self.runs_pane.replay.connect(lambda ids: self.open_runs(ids, replay=True))
 
@@ -146,6 +212,39 @@ class LiveFeatures(QObject):
         if not started:
             self.window.show_status("Already monitoring " + ", ".join(hosts))
         return started
+
+    def open_run_dialog(self) -> RunDialog:
+        """Non-modal: it shows the progress of what it started and may stay open while the tests run."""
+        if self.run_dialog is not None:
+            self.run_dialog.raise_()
+            self.run_dialog.activateWindow()
+            return self.run_dialog
+        hosts = self.window.host_list
+        dialog = RunDialog(hosts.host_names(), hosts.selected_hosts(), self.live.busy_hosts(), self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.start_requested.connect(lambda requests: self._start_tests(dialog, requests))
+        dialog.destroyed.connect(lambda: setattr(self, "run_dialog", None))
+        self.live.connect_progress(dialog.progress)
+        self.live.runs.running_changed.connect(dialog.set_running)
+        self.run_dialog = dialog
+        dialog.show()
+        return dialog
+
+    def _start_tests(self, dialog: RunDialog, requests: list[RunRequest]) -> None:
+        started = self.live.run_tests(requests, dialog.progress)
+        self.window.tabs.setCurrentWidget(self.live)
+        if not started:
+            dialog.set_running(False)
+            self.window.show_status("Those hosts are busy (monitored or testing)")
+
+    def load_results(self, run_id: int) -> None:
+        self.window.run_job(load_run_results, self.window.bench, run_id, what=f"Loading results of run #{run_id}",
+                            on_done=self._show_results)
+
+    def _show_results(self, results: RunResults | None) -> None:
+        # the selection may have moved on while this loaded
+        if results is not None and self.runs_pane.selected_ids() == [results.run.id]:
+            self.runs_pane.show_results(results)
 
     def open_runs(self, run_ids: list[int], replay: bool) -> None:
         names = ", ".join(f"#{i}" for i in run_ids)

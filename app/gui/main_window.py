@@ -367,7 +367,7 @@ class MainWindow(QMainWindow):
         return self.pool.wait(timeout_ms) and monitors_stopped
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.pool.active_count() or self.live.live.controller.running_hosts():
+        if self.pool.active_count() or self.live.live.busy_hosts():
             self.show_status("Waiting for background work to stop…")
             self.hide()
         self.shutdown()

@@ -1,10 +1,16 @@
-"""The Runs tab: the stored runs table with "Open graphs" and "Replay" for the selected runs."""
+"""The Runs tab: the stored runs table with "Open graphs" and "Replay" for the selected runs.
+
+Below the table, the results of the one selected run when it has results (loaded by the owner).
+"""
 from __future__ import annotations
 
-from PySide6.QtCore import Signal, SignalInstance
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, SignalInstance
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from widgets.live_plot import MUTED
+from widgets.results_view import ResultsView
 from widgets.runs_table import RunsTable
 
 
@@ -13,6 +19,7 @@ class RunsPane(QWidget):
 
     open_graphs = Signal(list)   # run ids
     replay = Signal(list)        # run ids
+    run_chosen = Signal(int)     # one run selected: load its results, then show_results()
 
     def __init__(self, table: RunsTable, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -34,11 +41,18 @@ class RunsPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addWidget(table, 1)
+        self.results = ResultsView()
+        self.results.hide()
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(table)
+        self.splitter.addWidget(self.results)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setStretchFactor(1, 3)
+        layout.addWidget(self.splitter, 1)
         self.open_button.clicked.connect(lambda _checked=False: self._emit(self.open_graphs))
         self.replay_button.clicked.connect(lambda _checked=False: self._emit(self.replay))
         table.doubleClicked.connect(lambda _index: self._emit(self.open_graphs))
-        table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
+        table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         table.model().modelReset.connect(self._update_buttons)
         self._update_buttons()
 
@@ -49,6 +63,24 @@ class RunsPane(QWidget):
         ids = self.selected_ids()
         if ids:
             signal.emit(ids)
+
+    def _selection_changed(self) -> None:
+        self._update_buttons()
+        runs = self.table.selected_runs()
+        if len(runs) == 1 and runs[0].status != "running":
+            self.run_chosen.emit(runs[0].id)
+        else:
+            self.results.hide()
+
+    def show_results(self, results: Any) -> None:
+        """An app.gui.run_controller.RunResults; runs without results (monitors) show none."""
+        if not results.results:
+            self.results.hide()
+            return
+        self.results.set_results(results.run, results.results, results.warnings)
+        self.results.show()
+        if self.splitter.sizes()[1] < 200:
+            self.splitter.setSizes([160, max(400, self.height() - 160)])
 
     def _update_buttons(self) -> None:
         chosen = bool(self.table.selectionModel().selectedRows())

@@ -12,7 +12,9 @@ import importlib
 from typing import Any, Dict
 
 BENCHES = {
+    "cpu": "bench_cpu",
     "idle": "bench_idle",
+    "disk": "bench_disk",
 }
 
 

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 EVENTS_FILE = "events.jsonl"
 
@@ -61,6 +61,7 @@ class RunContext:
         self._lock = threading.Lock()
         self._paths = []  # type: List[str]
         self._children = []  # type: List[subprocess.Popen]
+        self._callbacks = []  # type: List[Callable[[], None]]
 
     # -- events ------------------------------------------------------------------------------------
 
@@ -117,6 +118,11 @@ class RunContext:
         with self._lock:
             self._paths.append(path)
 
+    def add_cleanup_callback(self, callback: "Callable[[], None]") -> None:
+        """Something to undo at the end, whatever happens (e.g. a changed read-ahead setting)."""
+        with self._lock:
+            self._callbacks.append(callback)
+
     def popen(self, argv: Sequence[str], **kwargs: Any) -> "subprocess.Popen":
         """A child in its own process group: killed with everything it started when the run stops."""
         kwargs.setdefault("stdin", subprocess.DEVNULL)
@@ -139,7 +145,13 @@ class RunContext:
         self.kill_children()
         with self._lock:
             paths, self._paths = list(reversed(self._paths)), []
+            callbacks, self._callbacks = list(reversed(self._callbacks)), []
         failed = []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception as exc:  # one failed undo must not keep the files from being removed
+                failed.append("{}: {}".format(getattr(callback, "__qualname__", callback), exc))
         for path in paths:
             try:
                 if os.path.isdir(path) and not os.path.islink(path):

@@ -1,0 +1,235 @@
+"""A run's results as readable tables, without Qt: the command line prints them, the window shows them.
+
+Results are ResultSample objects or dicts with test, metric, value, unit, metadata (as stored and as
+`benchbay run --json` prints them). Disk metrics are "{job}.{quantity}" (job names have no dots;
+quantities may: "lat_p99.9"); CPU metrics are "single", "multi", "scaling" and "{phase}.{kernel}".
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+DISK_COLUMNS = (("iops", "IOPS"), ("mbps", "MB/s"), ("lat_mean", "mean ms"), ("lat_p50", "p50 ms"),
+                ("lat_p99", "p99 ms"), ("lat_p99.9", "p99.9 ms"))
+CPU_KERNELS = (("zlib_compress", "zlib compress MB/s"), ("zlib_decompress", "zlib decompress MB/s"),
+               ("sha256", "SHA-256 MB/s"))
+CPU_PHASES = ("single", "multi")
+VERSION_KEYS = (("python", "interpreter"), ("zlib", "zlib"), ("openssl", "OpenSSL"))
+SWEEP_JOB = re.compile(r"^sweep_(?P<kind>.+)_w(?P<workers>\d+)$")
+MISSING = "-"
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: tuple[str, ...]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+
+    def text(self, indent: str = "") -> str:
+        """Columns aligned: text left, numbers right."""
+        widths = [max([len(h)] + [len(r[i]) for r in self.rows]) for i, h in enumerate(self.headers)]
+        numeric = [all(_looks_numeric(r[i]) for r in self.rows) and bool(self.rows) for i in range(len(widths))]
+
+        def line(cells: Sequence[str]) -> str:
+            parts = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric, strict=True)]
+            return (indent + "  ".join(parts)).rstrip()
+
+        return "\n".join([line(self.headers)] + [line(r) for r in self.rows])
+
+
+def _looks_numeric(text: str) -> bool:
+    return text == MISSING or bool(re.fullmatch(r"[-+]?[\d,]+(\.\d+)?x?", text))
+
+
+def _field(result: Any, name: str) -> Any:
+    return result.get(name) if isinstance(result, Mapping) else getattr(result, name, None)
+
+
+def _parts(result: Any) -> tuple[str, str, float, str, dict]:
+    return (str(_field(result, "test") or ""), str(_field(result, "metric") or ""),
+            float(_field(result, "value") or 0.0), str(_field(result, "unit") or ""),
+            dict(_field(result, "metadata") or {}))
+
+
+def number(value: float | None) -> str:
+    """Three significant figures or so, thousands separated: 12,345 / 512 / 48.2 / 1.27 / 0.083."""
+    if value is None:
+        return MISSING
+    size = abs(value)
+    if size >= 100:
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+# -- disk ------------------------------------------------------------------------------------------
+
+@dataclass
+class DiskJob:
+    name: str
+    figures: dict[str, float] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        direct = self.metadata.get("direct")
+        return MISSING if direct is None else ("direct" if direct else "cached")
+
+
+def disk_jobs(results: Iterable[Any]) -> list[DiskJob]:
+    """The disk results grouped by job, in the order the jobs ran."""
+    jobs: dict[str, DiskJob] = {}
+    for test, metric, value, _unit, metadata in map(_parts, results):
+        if test != "disk" or "." not in metric:
+            continue
+        name, _, quantity = metric.partition(".")
+        job = jobs.setdefault(name, DiskJob(name))
+        job.figures[quantity] = value
+        job.metadata = job.metadata or metadata
+    return list(jobs.values())
+
+
+def disk_sweep(results: Iterable[Any]) -> list[tuple[int, float]]:
+    """(workers, IOPS) of the concurrency sweep, by workers."""
+    points = []
+    for job in disk_jobs(results):
+        match = SWEEP_JOB.match(job.name)
+        if match and "iops" in job.figures:
+            points.append((int(match["workers"]), job.figures["iops"]))
+    return sorted(points)
+
+
+def disk_table(results: Iterable[Any]) -> Table:
+    """One row per job (the sweep is listed apart): figures, engine, direct or cached, sync."""
+    table = Table(("job",) + tuple(h for _, h in DISK_COLUMNS) + ("engine", "I/O", "sync"))
+    for job in disk_jobs(results):
+        if SWEEP_JOB.match(job.name):
+            continue
+        sync = str(job.metadata.get("sync") or "none")
+        table.rows.append((job.name,) + tuple(number(job.figures.get(q)) for q, _ in DISK_COLUMNS)
+                          + (str(job.metadata.get("engine") or MISSING), job.mode,
+                             MISSING if sync == "none" else sync))
+    return table
+
+
+def sweep_line(results: Iterable[Any]) -> str:
+    points = disk_sweep(results)
+    if not points:
+        return ""
+    return "sweep (workers: IOPS): " + ", ".join(f"{w}: {number(iops)}" for w, iops in points)
+
+
+# -- cpu -------------------------------------------------------------------------------------------
+
+def cpu_figures(results: Iterable[Any]) -> tuple[dict[str, float], dict[str, dict]]:
+    """metric -> value, and phase ("single"/"multi"/"scaling") -> its metadata."""
+    values: dict[str, float] = {}
+    metadata: dict[str, dict] = {}
+    for test, metric, value, _unit, meta in map(_parts, results):
+        if test == "cpu":
+            values[metric] = value
+            metadata.setdefault(metric.partition(".")[0], meta)
+    return values, metadata
+
+
+def cpu_table(results: Iterable[Any]) -> Table:
+    values, metadata = cpu_figures(results)
+    table = Table(("phase", "workers", "score ops/s") + tuple(h for _, h in CPU_KERNELS))
+    for phase in CPU_PHASES:
+        if phase not in values:
+            continue
+        workers = metadata.get(phase, {}).get("workers")
+        table.rows.append((phase, MISSING if workers is None else str(workers), number(values[phase]))
+                          + tuple(number(values.get(f"{phase}.{k}")) for k, _ in CPU_KERNELS))
+    return table
+
+
+def cpu_lines(results: Sequence[Any]) -> list[str]:
+    """Scaling and the versions the score depends on."""
+    values, metadata = cpu_figures(results)
+    lines = []
+    if "scaling" in values:
+        meta = metadata.get("scaling", {})
+        cores = f" on {meta['cores']} cores" if "cores" in meta else ""
+        lines.append(f"scaling: {values['scaling']:.2f}x (multi/single, {meta.get('workers', '?')} workers{cores})")
+    versions = cpu_versions(results)
+    if versions:
+        lines.append("versions: " + ", ".join(_version_text(k, v) for k, v in versions.items()))
+    return lines
+
+
+def cpu_versions(results: Iterable[Any]) -> dict[str, str]:
+    """python / zlib / openssl as the cpu test recorded them."""
+    found: dict[str, str] = {}
+    for test, _metric, _value, _unit, meta in map(_parts, results):
+        if test == "cpu":
+            for key, _ in VERSION_KEYS:
+                if key in meta and key not in found:
+                    found[key] = str(meta[key])
+    return found
+
+
+def _version_text(key: str, value: str) -> str:
+    label = dict(VERSION_KEYS)[key]
+    return value if value.lower().startswith(label.lower()) else f"{label} {value}"
+
+
+def version_differences(runs_results: Mapping[str, Iterable[Any]] | Iterable[tuple[str, Iterable[Any]]]
+                        ) -> list[str]:
+    """One line per library whose version differs between hosts, e.g.
+    "zlib 1.2.13 on db1 vs 1.3 on db2: CPU scores are not strictly comparable".
+
+    runs_results: host (or run label) -> its results, as a mapping or as (label, results) pairs.
+    """
+    pairs = list(runs_results.items()) if isinstance(runs_results, Mapping) else list(runs_results)
+    per_host = [(label, cpu_versions(results)) for label, results in pairs]
+    lines = []
+    for key, label in VERSION_KEYS:
+        by_value: dict[str, list[str]] = {}
+        for host, versions in per_host:
+            if key in versions:
+                by_value.setdefault(versions[key], []).append(str(host))
+        if len(by_value) > 1:
+            groups = [f"{value} on {', '.join(hosts)}" for value, hosts in by_value.items()]
+            first = groups[0] if groups[0].lower().startswith(label.lower()) else f"{label} {groups[0]}"
+            lines.append(" vs ".join([first] + groups[1:]) + ": CPU scores are not strictly comparable")
+    return lines
+
+
+# -- any run ---------------------------------------------------------------------------------------
+
+def other_table(results: Iterable[Any], skip: tuple[str, ...] = ("disk", "cpu")) -> Table:
+    table = Table(("test", "metric", "value", "unit"))
+    for test, metric, value, unit, _ in map(_parts, results):
+        if test not in skip:
+            table.rows.append((test, metric, f"{value:g}", unit))
+    return table
+
+
+def summary_text(host: str, status: str, results: Sequence[Any], warnings: Sequence[str] = (),
+                 run_id: int | None = None, error: str = "") -> str:
+    """The whole readable summary of one run: a title line, the tables, the warnings."""
+    results = list(results)
+    stored = f"run {run_id}" if run_id is not None else "not stored"
+    lines = [f"{host}: {status} ({stored})" + (f" — {error}" if error else "")]
+    tests = {_parts(r)[0] for r in results}
+    if "disk" in tests:
+        lines.append(disk_table(results).text("  "))
+        sweep = sweep_line(results)
+        if sweep:
+            lines.append("  " + sweep)
+    if "cpu" in tests:
+        lines.append(cpu_table(results).text("  "))
+        lines += ["  " + line for line in cpu_lines(results)]
+    if tests - {"disk", "cpu"}:
+        lines.append(other_table(results).text("  "))
+    if not results and status == "done":
+        lines.append("  no results")
+    if warnings:
+        lines.append("  warnings:")
+        lines += [f"  - {w}" for w in warnings]
+    return "\n".join(lines)

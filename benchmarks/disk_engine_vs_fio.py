@@ -1,0 +1,93 @@
+"""The built-in disk engine against fio: same machine, same file, same jobs, one process.
+
+    python benchmarks/disk_engine_vs_fio.py [--dir DIR] [--size 1G] [--runtime 10] [--warmup 1] [--rounds 1]
+
+Imports the agent's engines directly (remote.agent.disk_builtin / disk_fio), prepares one test file
+in a temporary directory under DIR (default: the system's temp dir) with the agent's own
+prepare_file, and runs each job with fio and then with the built-in engine on identical JobSpecs.
+Prints IOPS of each and the ratio built-in / fio. Goal: >= 0.95 at 1 worker, >= 0.9 at 16.
+With --rounds N each job runs N times per engine, alternating, and the medians are compared.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from remote.agent import disk_builtin, disk_fio  # noqa: E402
+from remote.agent.disk_file import o_direct_supported, prepare_file  # noqa: E402
+
+KIB, MIB = 1024, 1024 * 1024
+# (name, rw, bs, workers, sync, goal)
+JOBS = [
+    ("randread_4k_w1", "randread", 4 * KIB, 1, "none", 0.95),
+    ("randread_4k_w16", "randread", 4 * KIB, 16, "none", 0.90),
+    ("randread_1m_w1", "randread", 1 * MIB, 1, "none", 0.95),
+    ("syncwrite_4k_w1", "randwrite", 4 * KIB, 1, "fdatasync", 0.95),
+]
+
+
+def parse_size(text: str) -> int:
+    units = {"K": KIB, "M": MIB, "G": 1024 * MIB}
+    text = text.strip().upper().removesuffix("IB").removesuffix("B")
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dir", default=tempfile.gettempdir(), help="where the temporary test directory goes")
+    parser.add_argument("--size", type=parse_size, default=1024 * MIB, help="test file size (default 1G)")
+    parser.add_argument("--runtime", type=float, default=10.0, help="measured seconds per job and engine")
+    parser.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds, excluded")
+    parser.add_argument("--rounds", type=int, default=1, help="runs per job and engine (medians compared)")
+    parser.add_argument("--sync", choices=("fdatasync", "osync"), default="fdatasync", help="sync write mode")
+    args = parser.parse_args()
+
+    fio_version = disk_fio.available()
+    if fio_version is None:
+        print("fio is not installed: nothing to compare against", file=sys.stderr)
+        return 1
+    test_dir = tempfile.mkdtemp(prefix="benchbay-enginecmp-", dir=args.dir)
+    try:
+        direct = o_direct_supported(test_dir)
+        path = os.path.join(test_dir, "test.dat")
+        started = time.monotonic()
+        prepare_file(path, args.size, None, test_dir)
+        print(f"# {fio_version} vs built-in {disk_builtin.version()}; file {args.size / MIB:.0f} MiB in {test_dir} "
+              f"({'O_DIRECT' if direct else 'cached: no O_DIRECT here'}), prepared in "
+              f"{time.monotonic() - started:.1f} s; runtime {args.runtime:g} s + warm-up {args.warmup:g} s, "
+              f"{args.rounds} round(s)")
+        print(f"{'job':<18}{'fio IOPS':>12}{'built-in IOPS':>15}{'ratio':>8}  goal   p99 ms fio/built-in")
+        for name, rw, bs, workers, sync, goal in JOBS:
+            job = {"name": name, "rw": rw, "bs": bs, "size": args.size, "file": path, "direct": direct,
+                   "sync": args.sync if sync != "none" else "none", "workers": workers,
+                   "runtime": args.runtime, "warmup": args.warmup}
+            runs: dict[str, list[dict]] = {"fio": [], "builtin": []}
+            for _ in range(args.rounds):
+                runs["fio"].append(disk_fio.run_job(dict(job)))
+                runs["builtin"].append(disk_builtin.run_job(dict(job)))
+            fio = statistics.median(r["iops"] for r in runs["fio"])
+            builtin = statistics.median(r["iops"] for r in runs["builtin"])
+            ratio = builtin / fio if fio else float("nan")
+            verdict = "ok" if ratio >= goal else "MISSED"
+            p99 = (statistics.median(r["lat"]["p99"] for r in runs["fio"]),
+                   statistics.median(r["lat"]["p99"] for r in runs["builtin"]))
+            print(f"{name:<18}{fio:>12,.0f}{builtin:>15,.0f}{ratio:>8.3f}  >= {goal:.2f} {verdict:<6} "
+                  f"{p99[0]:.3f}/{p99[1]:.3f}", flush=True)
+        print(f"# built-in flags, last job: {runs['builtin'][-1]['flags']}")
+    finally:
+        shutil.rmtree(test_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

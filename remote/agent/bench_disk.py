@@ -1,0 +1,254 @@
+"""The "disk" test: random/sync/sequential I/O, a concurrency sweep and a read-ahead sweep, via fio or built-in.
+
+One test file in the test directory (default: the run directory), written with real data once and used
+by every job, removed afterwards whatever happens (registered with ctx before it exists + removed in
+finally). Each job is one phase; results are disk/<job>.<quantity>.
+"""
+import os
+from typing import Any, Dict, List, Optional  # noqa: F401 - List in a type comment
+
+from . import disk_builtin, disk_fio
+from .disk_file import check_path, o_direct_supported, prepare_file, remove_file
+from .disk_readahead import ReadAhead
+
+MIB = 1 << 20
+KIB = 1 << 10
+ALL_TESTS = ("randread_4k", "randread_1m", "syncwrite_4k", "syncwrite_1m", "seqread", "seqwrite", "sweep",
+             "readahead")
+PRESETS = {
+    "quick": {"file_size": 256 * MIB, "runtime": 5.0, "warmup": 1.0, "sweep_workers": [1, 4, 16],
+              "tests": [t for t in ALL_TESTS if t != "readahead"]},
+    "full": {"file_size": 2048 * MIB, "runtime": 30.0, "warmup": 5.0, "sweep_workers": [1, 2, 4, 8, 16, 32],
+             "tests": list(ALL_TESTS)},
+}
+DEFAULTS = {"test_dir": "", "direct": True, "engine": "auto", "sync_mode": "fdatasync",
+            "readahead_kb": [16, 128, 1024, 4096]}
+KNOWN = {"preset"} | set(PRESETS["quick"]) | set(DEFAULTS)
+# test name -> (job name, label, rw, bs); sync for writes comes from sync_mode
+SIMPLE = {
+    "randread_4k": ("randread_4k", "Random read 4 KiB", "randread", 4 * KIB),
+    "randread_1m": ("randread_1m", "Random read 1 MiB", "randread", MIB),
+    "syncwrite_4k": ("syncwrite_4k", "Sync random write 4 KiB", "randwrite", 4 * KIB),
+    "syncwrite_1m": ("syncwrite_1m", "Sync random write 1 MiB", "randwrite", MIB),
+    "seqread": ("seqread_1m", "Sequential read 1 MiB", "read", MIB),
+    "seqwrite": ("seqwrite_1m", "Sequential write 1 MiB", "write", MIB),
+}
+READAHEAD_BS = 64 * KIB  # buffered reads smaller than the read-ahead window: the kernel's read-ahead shows
+MAX_WORKERS = 256
+UNITS = {"iops": "IOPS", "mbps": "MB/s"}
+
+
+def _size(value: Any, name: str) -> int:
+    """Bytes from an int or "256M", "2G", "16MiB", "4k"."""
+    if isinstance(value, bool):
+        raise ValueError("disk: {} must be a size, not {!r}".format(name, value))
+    if isinstance(value, (int, float)):
+        return int(value)
+    text = str(value).strip().lower().replace("ib", "").replace("b", "")
+    scale = {"k": KIB, "m": MIB, "g": 1 << 30, "t": 1 << 40}.get(text[-1:], 1)
+    try:
+        return int(float(text[:-1] if scale > 1 else text) * scale)
+    except ValueError:
+        raise ValueError("disk: {} must be a size like 256M or 2G, not {!r}".format(name, value)) from None
+
+
+def _number(value: Any, name: str, low: float, high: float) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("disk: {} must be a number, not {!r}".format(name, value)) from None
+    if not low <= number <= high:
+        raise ValueError("disk: {} must be {:g}-{:g}, not {:g}".format(name, low, high, number))
+    return number
+
+
+def _list(value: Any) -> List[Any]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.strip("[]").split(",") if v.strip()]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise ValueError("disk: expected a list, not {!r}".format(value))
+
+
+def _bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if str(value).strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("disk: {} must be true or false, not {!r}".format(name, value))
+
+
+def validate(params: Dict[str, Any]) -> Dict[str, Any]:
+    unknown = sorted(set(params) - KNOWN)
+    if unknown:
+        raise ValueError("disk: unknown parameter(s) {}".format(", ".join(unknown)))
+    preset = params.get("preset", "quick")
+    if preset not in PRESETS:
+        raise ValueError("disk: preset must be quick or full, not {!r}".format(preset))
+    merged = dict(DEFAULTS)
+    merged.update(PRESETS[preset])
+    merged.update(params)
+    out = {"preset": preset}  # type: Dict[str, Any]
+    out["file_size"] = _size(merged["file_size"], "file_size")
+    if not MIB <= out["file_size"] <= 1 << 50:
+        raise ValueError("disk: file_size must be at least 1 MiB, not {}".format(out["file_size"]))
+    out["runtime"] = _number(merged["runtime"], "runtime", 0.1, 24 * 3600.0)
+    out["warmup"] = _number(merged["warmup"], "warmup", 0.0, 3600.0)
+    out["direct"] = _bool(merged["direct"], "direct")
+    if merged["engine"] not in ("auto", "fio", "builtin"):
+        raise ValueError("disk: engine must be auto, fio or builtin, not {!r}".format(merged["engine"]))
+    out["engine"] = merged["engine"]
+    if merged["sync_mode"] not in ("osync", "fdatasync"):
+        raise ValueError("disk: sync_mode must be osync or fdatasync, not {!r}".format(merged["sync_mode"]))
+    out["sync_mode"] = merged["sync_mode"]
+    tests = [str(t) for t in _list(merged["tests"])]
+    bad = [t for t in tests if t not in ALL_TESTS]
+    if bad or not tests:
+        raise ValueError("disk: tests must be some of {}, not {!r}".format(", ".join(ALL_TESTS), bad or tests))
+    out["tests"] = [t for t in ALL_TESTS if t in tests]  # a fixed order: reads before writes dirty anything
+    out["sweep_workers"] = sorted({int(_number(w, "sweep_workers", 1, MAX_WORKERS))
+                                   for w in _list(merged["sweep_workers"])})
+    out["readahead_kb"] = sorted({int(_number(k, "readahead_kb", 0, 1 << 20)) for k in _list(merged["readahead_kb"])})
+    if ("sweep" in tests and not out["sweep_workers"]) or ("readahead" in tests and not out["readahead_kb"]):
+        raise ValueError("disk: sweep_workers and readahead_kb must not be empty")
+    test_dir = str(merged["test_dir"] or "")
+    if test_dir and not os.path.isabs(test_dir):
+        raise ValueError("disk: test_dir must be an absolute path, not {!r}".format(test_dir))
+    out["test_dir"] = test_dir
+    return out
+
+
+def jobs(params: Dict[str, Any], path: str) -> List[Dict[str, Any]]:
+    """The JobSpecs with their phase labels, in run order."""
+    out = []
+    common = {"size": params["file_size"], "file": path, "direct": params["direct"], "runtime": params["runtime"],
+              "warmup": params["warmup"], "workers": 1, "sync": "none"}
+
+    def add(name: str, label: str, rw: str, bs: int, **extra: Any) -> None:
+        job = dict(common, name=name, label=label, rw=rw, bs=bs)
+        if rw in ("write", "randwrite") and name.startswith("syncwrite"):
+            job["sync"] = params["sync_mode"]
+        job.update(extra)
+        out.append(job)
+
+    for test in params["tests"]:
+        if test in SIMPLE:
+            add(*SIMPLE[test])
+        elif test == "sweep":
+            for n in params["sweep_workers"]:
+                add("sweep_randread_4k_w{}".format(n), "Random read 4 KiB, {} workers".format(n), "randread", 4 * KIB,
+                    workers=n)
+        elif test == "readahead":
+            for kb in params["readahead_kb"]:  # buffered: read-ahead does nothing for O_DIRECT
+                add("readahead_seqread_ra{}".format(kb), "Sequential read, read-ahead {} KiB".format(kb), "read",
+                    READAHEAD_BS, direct=False, readahead_kb=kb)
+    return out
+
+
+def expected_seconds(params: Dict[str, Any]) -> float:
+    count = len(jobs(params, "x"))
+    prepare = params["file_size"] / 50e6 + 5.0  # writing the file at a slow disk's 50 MB/s
+    return prepare + count * (params["runtime"] + params["warmup"] + 2.0)
+
+
+def _ram_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * KIB
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _fstype(directory: str) -> str:
+    best, fstype = "", ""
+    try:
+        with open("/proc/mounts") as handle:
+            for line in handle:
+                fields = line.split()
+                if len(fields) >= 3:
+                    mount = fields[1].replace("\\040", " ")
+                    if (directory == mount or directory.startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
+                        best, fstype = mount, fields[2]
+    except OSError:
+        pass
+    return fstype
+
+
+def _engine(params: Dict[str, Any]) -> Any:
+    if params["engine"] == "builtin":
+        return disk_builtin
+    version = disk_fio.available()
+    if params["engine"] == "fio" and version is None:
+        raise RuntimeError("engine fio was asked for but fio is not installed on this host")
+    return disk_fio if version else disk_builtin
+
+
+def run(ctx: Any, params: Dict[str, Any]) -> None:
+    test_dir = os.path.realpath(params["test_dir"] or ctx.run_dir)
+    path = check_path(os.path.join(test_dir, "benchbay-disk-{}.dat".format(os.getpid())), test_dir)
+    engine = _engine(params)
+    todo = jobs(params, path)
+    direct = params["direct"]
+    if direct and not o_direct_supported(test_dir):
+        direct = False
+        ctx.warning("O_DIRECT is not supported in {} ({}): results are labelled cached, they measure the page "
+                    "cache".format(test_dir, _fstype(test_dir) or "unknown filesystem"))
+    elif not direct and params["file_size"] < _ram_bytes():
+        ctx.warning("the test file ({} MiB) is smaller than RAM and direct I/O is off: the page cache is measured, "
+                    "not the disk".format(params["file_size"] >> 20))
+    readahead = None  # type: Optional[ReadAhead]
+    if any("readahead_kb" in job for job in todo):
+        readahead, why = ReadAhead.for_dir(test_dir)
+        if readahead is None:
+            ctx.warning("read-ahead sweep skipped: " + why)
+            todo = [job for job in todo if "readahead_kb" not in job]
+        else:
+            ctx.add_cleanup_callback(readahead.restore)  # also on cancel and on the deadline
+    meta_common = {"test_dir": test_dir, "fstype": _fstype(test_dir), "file_size": params["file_size"],
+                   "runtime": params["runtime"], "warmup": params["warmup"]}
+    try:
+        with ctx.phase("prepare", "Writing the test file"):
+            prepare_file(path, params["file_size"], ctx, test_dir,
+                         on_progress=lambda f: ctx.progress("prepare", f))
+        for job in todo:
+            with ctx.phase(job["name"], job["label"]):
+                job_direct = direct and job["direct"]
+                if "readahead_kb" in job and readahead is not None:
+                    readahead.set(job["readahead_kb"])
+                    _drop_cache(path)
+                result = engine.run_job(job, ctx, direct=job_direct)
+                ctx.progress(job["name"], 1.0, eta_s=0.0)
+            _report(ctx, job, result, meta_common)
+    finally:
+        if readahead is not None:
+            readahead.restore()
+        remove_file(path)
+
+
+def _drop_cache(path: str) -> None:
+    """Buffered sequential reads must come from the disk: evict the file's pages first."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+        if hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def _report(ctx: Any, job: Dict[str, Any], result: Dict[str, Any], common: Dict[str, Any]) -> None:
+    meta = dict(common, engine=result["engine"], engine_version=result["engine_version"], flags=result["flags"],
+                direct=result["direct"], cached=not result["direct"], sync=result["sync"], bs=job["bs"],
+                workers=job["workers"], ios=result["ios"], seconds=result["seconds"])
+    if "readahead_kb" in job:
+        meta["readahead_kb"] = job["readahead_kb"]
+    name = job["name"]
+    for quantity in ("iops", "mbps"):
+        ctx.result("disk", "{}.{}".format(name, quantity), round(result[quantity], 3), UNITS[quantity], meta)
+    for key in ("mean", "p50", "p95", "p99", "p99.9"):
+        ctx.result("disk", "{}.lat_{}".format(name, key), result["lat"][key], "ms", meta)

@@ -1,0 +1,143 @@
+"""The disk test's file: where it may go, whether it fits, writing it with real data, O_DIRECT support.
+
+Safety rules (issue 4): never write to a block device or anything that is not a regular file inside
+the test directory; check free space before writing one byte; the file is registered for removal
+before it is created, so a cancel at any moment leaves nothing behind.
+"""
+import contextlib
+import errno
+import mmap
+import os
+import stat
+import struct
+import tempfile
+import time
+from typing import Any, Callable, Optional
+
+CHUNK = 4 << 20       # bytes per write while preparing: large sequential writes are fast
+STAMP_EVERY = 4096    # a counter every 4 KiB: no two blocks alike, nothing deduplicates or compresses away
+MARGIN = 16 << 20     # free space left over after the file: do not fill a filesystem to the last byte
+
+
+class DiskFileError(ValueError):
+    """The file may not or cannot be written (outside the test dir, not a regular file, no room)."""
+
+
+def free_bytes(directory: str) -> int:
+    st = os.statvfs(directory)
+    return st.f_bavail * st.f_frsize
+
+
+def check_path(path: str, test_dir: str) -> str:
+    """The absolute path when it is a safe place for the test file; DiskFileError otherwise."""
+    if not os.path.isdir(test_dir):
+        raise DiskFileError("test directory {} does not exist or is not a directory".format(test_dir))
+    real_dir = os.path.realpath(test_dir)
+    real_parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    full = os.path.join(real_parent, os.path.basename(path))
+    if real_parent != real_dir and not real_parent.startswith(real_dir.rstrip("/") + "/"):
+        raise DiskFileError("refusing {}: not inside the test directory {}".format(path, test_dir))
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return full
+    if not stat.S_ISREG(st.st_mode):  # block devices, character devices, symlinks, directories ...
+        raise DiskFileError("refusing {}: it exists and is not a regular file".format(path))
+    return full
+
+
+def check_space(path: str, size: int) -> None:
+    existing = 0
+    with contextlib.suppress(OSError):
+        existing = os.lstat(path).st_size
+    needed = size - existing + MARGIN
+    free = free_bytes(os.path.dirname(path))
+    if needed > free:
+        raise DiskFileError(
+            "not enough free space for the test file in {}: needs {} bytes ({} MiB incl. {} MiB margin), "
+            "{} bytes ({} MiB) free".format(os.path.dirname(path), needed, needed >> 20, MARGIN >> 20,
+                                            free, free >> 20))
+
+
+def fill_pattern(size: int) -> bytearray:
+    return bytearray(os.urandom(size))
+
+
+def prepare_file(path: str, size: int, ctx: Any = None, test_dir: Optional[str] = None,
+                 on_progress: Optional[Callable[[float], None]] = None) -> str:
+    """Write `size` bytes of real data to `path` (inside test_dir, default its directory), fsync it.
+
+    Returns the absolute path. Raises DiskFileError before writing when refused; Cancelled (from ctx)
+    while writing when the run stops. The file is registered with ctx for removal before it exists.
+    """
+    if size <= 0:
+        raise DiskFileError("file size must be positive, not {}".format(size))
+    full = check_path(path, test_dir or os.path.dirname(os.path.abspath(path)))
+    check_space(full, size)
+    if ctx is not None:
+        ctx.add_cleanup_path(full)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(full, flags, 0o600)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # raced with something: still never a device
+            raise DiskFileError("refusing {}: not a regular file".format(full))
+        block = fill_pattern(CHUNK)
+        written, counter, last_progress = 0, 0, time.monotonic()
+        while written < size:
+            if ctx is not None:
+                ctx.check()
+            n = min(CHUNK, size - written)
+            for offset in range(0, n, STAMP_EVERY):
+                struct.pack_into("<Q", block, offset, counter)
+                counter += 1
+            view = memoryview(block)[:n]
+            while view:
+                done = os.write(fd, view)
+                view = view[done:]
+            written += n
+            if on_progress is not None and time.monotonic() - last_progress > 0.5:
+                last_progress = time.monotonic()
+                on_progress(written / size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return full
+
+
+def remove_file(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def o_direct_supported(directory: str) -> bool:
+    """Whether files in `directory` open with O_DIRECT and take an aligned read (tmpfs says EINVAL)."""
+    o_direct = getattr(os, "O_DIRECT", 0)
+    if not o_direct:
+        return False
+    fd, probe = tempfile.mkstemp(prefix=".benchbay-odirect-", dir=directory)
+    try:
+        os.write(fd, b"\0" * 4096)
+        os.close(fd)
+        fd = -1
+        try:
+            fd = os.open(probe, os.O_RDONLY | o_direct)
+        except OSError as exc:
+            if exc.errno == errno.EINVAL:
+                return False
+            raise
+        buf = mmap.mmap(-1, 4096)
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.readv(fd, [buf])
+        except OSError as exc:
+            if exc.errno == errno.EINVAL:
+                return False
+            raise
+        finally:
+            buf.close()
+        return True
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        remove_file(probe)

@@ -1,0 +1,110 @@
+"""The fio engine: one generated job per JobSpec, run with --output-format=json, parsed into a JobResult.
+
+psync with iodepth 1 whatever `direct` is, so fio and the built-in engine do the same thing and can be
+compared. Latencies: fio's completion latency (clat) percentiles; for fdatasync jobs fio times the
+fdatasync separately (not in clat), which the flags say.
+"""
+import json
+import shlex
+import subprocess
+import tempfile
+import time
+from typing import Any, Dict, List, Optional
+
+from .common import one_line
+
+ENGINE = "fio"
+PROGRESS_EVERY = 0.5
+
+
+def available() -> Optional[str]:
+    """fio's version ("fio-3.33") or None when the host has no working fio."""
+    try:
+        out = subprocess.run(["fio", "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             stdin=subprocess.DEVNULL, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = out.stdout.decode("utf-8", "replace").strip()
+    return text or None
+
+
+def command(job: Dict[str, Any], direct: bool) -> List[str]:
+    argv = [
+        "fio", "--output-format=json", "--name=" + job["name"], "--filename=" + job["file"],
+        "--rw=" + job["rw"], "--bs={}".format(int(job["bs"])), "--size={}".format(int(job["size"])),
+        "--numjobs={}".format(int(job["workers"])), "--group_reporting", "--ioengine=psync", "--iodepth=1",
+        "--direct={}".format(1 if direct else 0), "--time_based", "--runtime={}ms".format(_ms(job["runtime"])),
+        "--randrepeat=0", "--norandommap=1", "--percentile_list=50:95:99:99.9", "--create_on_open=0",
+        "--allow_file_create=0", "--file_append=0", "--unlink=0",
+    ]
+    if float(job["warmup"]) > 0:
+        argv.append("--ramp_time={}ms".format(_ms(job["warmup"])))
+    if job["rw"] in ("write", "randwrite"):
+        if job.get("sync") == "osync":
+            argv.append("--sync=1")
+        elif job.get("sync") == "fdatasync":
+            argv.append("--fdatasync=1")
+    return argv
+
+
+def _ms(seconds: Any) -> int:
+    return max(int(round(float(seconds) * 1000)), 1)
+
+
+def run_job(job: Dict[str, Any], ctx: Any = None, direct: Optional[bool] = None) -> Dict[str, Any]:
+    direct = bool(job["direct"] if direct is None else direct)
+    argv = command(job, direct)
+    total = float(job["warmup"]) + float(job["runtime"])
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        if ctx is not None:
+            proc = ctx.popen(argv, stdout=out, stderr=err)
+        else:
+            proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        started = time.monotonic()
+        try:
+            while proc.poll() is None:
+                elapsed = time.monotonic() - started
+                if ctx is not None:
+                    ctx.progress(job["name"], elapsed / total if total else 1.0, eta_s=max(total - elapsed, 0.0))
+                    ctx.sleep(PROGRESS_EVERY)
+                else:
+                    time.sleep(0.05)
+        finally:
+            if proc.poll() is None:  # cancelled: ctx already killed its group; make sure, and reap
+                proc.kill()
+            proc.wait()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise RuntimeError("fio failed (exit {}): {}".format(proc.returncode, one_line(stderr or stdout)))
+    return parse(job, stdout, direct, " ".join(shlex.quote(a) for a in argv))
+
+
+def parse(job: Dict[str, Any], stdout: str, direct: bool, flags: str) -> Dict[str, Any]:
+    """fio's JSON (possibly after warning lines) → JobResult."""
+    start = stdout.find("{")
+    if start < 0:
+        raise RuntimeError("fio printed no JSON: " + one_line(stdout))
+    doc = json.loads(stdout[start:])
+    fio_job = doc["jobs"][0]
+    side = fio_job["write"] if job["rw"] in ("write", "randwrite") else fio_job["read"]
+    clat = side.get("clat_ns") or side.get("lat_ns") or {}
+    pct = clat.get("percentile") or {}
+
+    def at(p: str) -> float:
+        for key, value in pct.items():
+            if abs(float(key) - float(p)) < 1e-6:
+                return round(float(value) / 1e6, 6)
+        return 0.0
+
+    runtime_ms = float(side.get("runtime") or 0)
+    return {
+        "name": job["name"], "iops": float(side.get("iops") or 0.0),
+        "mbps": float(side.get("bw_bytes") or 0.0) / 1e6, "ios": int(side.get("total_ios") or 0),
+        "seconds": runtime_ms / 1000.0,  # group_reporting: the longest job's runtime
+        "lat": {"mean": round(float(clat.get("mean") or 0.0) / 1e6, 6), "p50": at("50"), "p95": at("95"),
+                "p99": at("99"), "p99.9": at("99.9")},
+        "engine": ENGINE, "engine_version": str(doc.get("fio version") or available() or "fio"),
+        "flags": flags, "direct": direct, "sync": job.get("sync", "none"),
+    }

@@ -1,0 +1,105 @@
+"""The results view: a stored disk run and a stored CPU run, as the Runs tab shows them."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app.gui.run_controller import load_run_results
+from storage.records import ResultSample
+from widgets.results_view import ResultsView
+
+pytestmark = pytest.mark.gui
+
+LAT = {"lat_mean": 0.112, "lat_p50": 0.098, "lat_p95": 0.21, "lat_p99": 0.48, "lat_p99.9": 1.9}
+
+
+def disk_samples(cached_job: str = "") -> list[ResultSample]:
+    def job(name: str, iops: float, mbps: float, lat: dict, workers: int = 1) -> list[ResultSample]:
+        meta = {"engine": "fio", "engine_version": "fio-3.36", "flags": f"fio --name={name} --direct=1",
+                "direct": name != cached_job, "cached": name == cached_job, "sync": "none", "workers": workers}
+        out = [ResultSample("disk", f"{name}.iops", iops, "IOPS", meta),
+               ResultSample("disk", f"{name}.mbps", mbps, "MB/s", meta)]
+        out += [ResultSample("disk", f"{name}.{key}", value, "ms", meta) for key, value in lat.items()]
+        return out
+
+    samples = job("randread_4k", 8912.4, 36.5, LAT)
+    samples += job("syncwrite_4k", 412.0, 1.69, {k: v * 20 for k, v in LAT.items()})
+    for workers, iops in ((1, 8900.0), (4, 30100.0), (16, 31000.0)):
+        samples += job(f"sweep_randread_4k_w{workers}", iops, iops * 4096 / 1e6, LAT, workers)
+    return samples
+
+
+def store_run(workbench, test: str, samples: list[ResultSample], warnings: tuple[str, ...] = ()) -> int:
+    runs = workbench.store.runs
+    run_id = runs.create("local", test, {"params": {"preset": "quick"}})
+    runs.add_results(run_id, samples)
+    runs.add_events(run_id, [{"seq": i + 1, "t": 1.0, "type": "warning", "message": w}
+                             for i, w in enumerate(warnings)])
+    runs.finish(run_id, "done")
+    return run_id
+
+
+def test_disk_results_table_charts_and_sweep(qtbot, workbench):
+    run_id = store_run(workbench, "disk", disk_samples(cached_job="syncwrite_4k"),
+                       ("the test file (256 MiB) is smaller than RAM (24 GiB) and direct I/O is off",))
+    loaded = load_run_results(workbench, run_id)
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    assert f"Run #{run_id}" in view.title.text()
+    assert [view.cell(r, 0) for r in range(view.table.rowCount())] == [
+        "Random read 4 KiB", "Sync write 4 KiB", "Sweep: random read 4 KiB, 1 worker",
+        "Sweep: random read 4 KiB, 4 workers", "Sweep: random read 4 KiB, 16 workers"]
+    assert [view.cell(0, c) for c in range(10)] == ["Random read 4 KiB", "8,912", "36.5", "0.112", "0.098",
+                                                    "0.210", "0.480", "1.90", "fio 3.36", "direct"]
+    assert view.cell(1, 1) == "412" and view.cell(1, 7) == "38.0" and view.cell(1, 9) == "cached"
+    assert view.table.item(0, 8).toolTip() == "fio --name=randread_4k --direct=1"
+    warnings = view.warnings_label.text()
+    assert not view.warnings_label.isHidden()
+    assert "smaller than RAM" in warnings and "Cached I/O" in warnings
+    # one latency chart per main job, none for the sweep's jobs
+    assert list(view.latency_plots) == ["randread_4k", "syncwrite_4k"]
+    bars = [i for i in view.latency_plots["randread_4k"].getPlotItem().items if hasattr(i, "opts")
+            and "height" in i.opts]
+    assert list(bars[0].opts["height"]) == [0.112, 0.098, 0.21, 0.48, 1.9]
+    # the sweep: IOPS against log2(workers), flat after 4 workers
+    assert view.sweep_data == ([1, 4, 16], [8900.0, 30100.0, 31000.0])
+    x, y = view.sweep_curve.getData()
+    assert list(x) == [0.0, 2.0, 4.0] and list(y) == [8900.0, 30100.0, 31000.0]
+    assert not view.sweep_plot.isHidden() and "about 4 workers" in view.sweep_note.text()
+    assert math.isclose(view.sweep_plot.getPlotItem().getAxis("bottom")._tickLevels[0][1][0], 2.0)
+
+
+def test_cpu_results(qtbot, workbench):
+    meta = {"python": "CPython 3.12.3", "zlib": "1.3", "openssl": "OpenSSL 3.0.13", "workers": 1}
+    multi = {**meta, "workers": 2}
+    samples = [ResultSample("cpu", "single", 3.21, "ops/s", meta), ResultSample("cpu", "multi", 6.02, "ops/s", multi),
+               ResultSample("cpu", "scaling", 1.875, "x", multi)]
+    for kernel, value in (("zlib_compress", 31.5), ("zlib_decompress", 402.0), ("sha256", 1890.0)):
+        samples += [ResultSample("cpu", f"single.{kernel}", value, "MB/s", meta),
+                    ResultSample("cpu", f"multi.{kernel}", value * 1.9, "MB/s", multi)]
+    loaded = load_run_results(workbench, store_run(workbench, "cpu", samples))
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    assert view.table.horizontalHeaderItem(2).text() == "All cores (2)"
+    assert [view.cell(0, c) for c in range(4)] == ["Score", "3.21", "6.02", "ops/s"]
+    assert [view.cell(3, c) for c in range(4)] == ["SHA-256", "1,890.0", "3,591.0", "MB/s"]
+    assert view.cell(4, 0).startswith("Scaling") and view.cell(4, 2) == "1.88×"
+    assert "zlib: 1.3" in view.title.text() and "OpenSSL 3.0.13" in view.title.text()
+    assert view.warnings_label.isHidden() and view.sweep_plot.isHidden() and not view.latency_plots
+
+
+def test_runs_tab_shows_results_of_the_selected_run(window, workbench, qtbot):
+    run_id = store_run(workbench, "disk", disk_samples())
+    window.refresh()
+    qtbot.waitUntil(lambda: window.runs_table.model().rowCount() >= 1, timeout=10_000)
+    window.tabs.setCurrentWidget(window.live.runs_pane)
+    window.runs_table.selectRow(0)
+    pane = window.live.runs_pane
+    qtbot.waitUntil(lambda: pane.results.isVisibleTo(pane), timeout=10_000)
+    assert f"Run #{run_id}" in pane.results.title.text()
+    assert pane.results.cell(0, 1) == "8,912"
+    window.runs_table.clearSelection()
+    assert not pane.results.isVisibleTo(pane)

@@ -1,0 +1,182 @@
+"""The run dialog and the per-host progress: the parameters it builds, validation, a real idle run."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from widgets.run_dialog import RunDialog, parse_size
+from widgets.run_progress import RunProgress
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def dialog(qtbot):
+    dlg = RunDialog(["local", "db1", "db2"], ["db1"], busy={"db2"})
+    qtbot.addWidget(dlg)
+    return dlg
+
+
+def test_hosts_are_preselected_and_busy_hosts_cannot_be_chosen(dialog):
+    assert dialog.hosts() == ["db1"]
+    busy = dialog.host_list.item(2)
+    assert busy.text() == "db2 (busy)" and not busy.flags() & Qt.ItemFlag.ItemIsEnabled
+    dialog.host_list.item(0).setCheckState(Qt.CheckState.Checked)
+    assert dialog.hosts() == ["local", "db1"]
+
+
+def test_disk_form_builds_the_request_params(dialog):
+    dialog.set_test("disk")
+    assert dialog.file_size.text() == "256M" and dialog.runtime.value() == 5.0   # the quick preset
+    dialog.test_dir.setText("/srv/bench")
+    dialog.file_size.setText("1G")
+    dialog.runtime.setValue(2.5)
+    dialog.warmup.setValue(0.5)
+    dialog.direct.setChecked(False)
+    dialog.engine.setCurrentIndex(dialog.engine.findData("builtin"))
+    dialog.sync_mode.setCurrentIndex(dialog.sync_mode.findData("osync"))
+    for key, box in dialog.job_boxes.items():
+        box.setChecked(key in ("randread_4k", "sweep"))
+    dialog.host_list.item(0).setCheckState(Qt.CheckState.Checked)
+    requests = dialog.requests()
+    assert [r.host for r in requests] == ["local", "db1"]
+    assert {r.test for r in requests} == {"disk"}
+    assert requests[0].params == {"preset": "quick", "test_dir": "/srv/bench", "file_size": 1 << 30,
+                                  "runtime": 2.5, "warmup": 0.5, "direct": False, "engine": "builtin",
+                                  "tests": ["randread_4k", "sweep"], "sync_mode": "osync"}
+
+
+def test_presets_fill_the_form(dialog):
+    dialog.set_test("disk")
+    dialog.preset_combo.setCurrentIndex(dialog.preset_combo.findData("full"))
+    assert dialog.file_size.text() == "2G" and dialog.runtime.value() == 30 and dialog.warmup.value() == 5
+    assert dialog.job_boxes["readahead"].isEnabled()
+    dialog.set_test("cpu")
+    assert dialog.params() == {"preset": "full", "seconds": 20.0}
+    dialog.cpu_workers.setValue(3)
+    assert dialog.params() == {"preset": "full", "seconds": 20.0, "workers": 3}
+    dialog.set_test("idle")
+    assert dialog.params() == {"phases": [["warmup", "Warm-up", 10.0], ["measure", "Measure", 60.0]]}
+
+
+def test_invalid_input_disables_start_and_says_why(dialog, monkeypatch):
+    from remote.agent import benches
+
+    monkeypatch.setitem(benches.BENCHES, "disk", "bench_idle")   # whatever the disk test's state
+    monkeypatch.setattr(benches, "validate", lambda name, params: params)
+    dialog.set_test("disk")
+    dialog.validate()
+    assert dialog.start_button.isEnabled()
+    dialog.file_size.setText("lots")
+    assert not dialog.start_button.isEnabled()
+    assert "not a size" in dialog.error_label.text()
+    dialog.file_size.setText("512M")
+    assert dialog.start_button.isEnabled() and dialog.error_label.isHidden()
+    dialog.test_dir.setText("relative/dir")
+    assert not dialog.start_button.isEnabled() and "absolute" in dialog.error_label.text()
+    dialog.test_dir.clear()
+    for box in dialog.job_boxes.values():
+        box.setChecked(False)
+    assert not dialog.start_button.isEnabled() and "at least one job" in dialog.error_label.text()
+    dialog.job_boxes["seqread"].setChecked(True)
+    dialog.host_list.item(1).setCheckState(Qt.CheckState.Unchecked)
+    assert not dialog.start_button.isEnabled() and "host" in dialog.error_label.text()
+
+
+def test_the_agents_own_validation_is_shown(dialog):
+    dialog.set_test("cpu")
+    assert dialog.start_button.isEnabled()
+    dialog.cpu_seconds.setMaximum(1e6)
+    dialog.cpu_seconds.setValue(99_999)   # the agent allows at most an hour per phase
+    assert not dialog.start_button.isEnabled()
+    assert dialog.error_label.text().startswith("cpu: seconds must be")
+
+
+def test_parse_size():
+    assert parse_size("256M") == 256 << 20
+    assert parse_size(" 2 GiB ") == 2 << 30
+    assert parse_size("1.5g") == 3 << 29
+    with pytest.raises(ValueError):
+        parse_size("12 parsecs")
+
+
+def test_progress_rows_follow_the_events(qtbot):
+    progress = RunProgress()
+    qtbot.addWidget(progress)
+    progress.add_host("db1", expected=60.0, test="disk")
+    progress.add_host("db2", expected=60.0, test="disk")
+    row = progress.rows["db1"]
+    assert row.status_label.text() == "connecting…" and row.cancel_button.isEnabled()
+    progress.add_event("db1", {"type": "phase_start", "phase": "randread_4k", "label": "Random read 4 KiB"})
+    progress.add_event("db1", {"type": "progress", "phase": "randread_4k", "fraction": 0.4, "eta_s": 75.0})
+    assert row.phase_label.text() == "Random read 4 KiB"
+    assert row.bar.value() == 400 and row.bar.maximum() == 1000
+    assert row.time_label.text().startswith("1:15 left")
+    assert row.status_label.text() == "running"
+    progress.tick()
+    assert row.time_label.text().startswith("1:14 left")
+    progress.add_event("db2", {"type": "disconnected", "message": "connection lost"})
+    assert progress.rows["db2"].status_label.text() == "reconnecting…"
+    progress.add_event("db1", {"type": "phase_end", "phase": "randread_4k"})
+    assert row.bar.value() == 1000
+    progress.add_event("db1", {"type": "done", "status": "done", "error": ""})
+    progress.set_outcome("db1", "done", run_id=7)
+    assert row.status_label.text() == "done: stored as run #7" and not row.cancel_button.isEnabled()
+    progress.add_event("db2", {"type": "error", "message": "disk: test_dir /nope does not exist\n(traceback)"})
+    progress.add_event("db2", {"type": "done", "status": "failed", "error": "disk: test_dir /nope does not exist"})
+    assert progress.rows["db2"].status_label.text() == "failed: disk: test_dir /nope does not exist"
+    assert not progress.cancel_all_button.isEnabled()
+    assert "1 failed" in progress.title.text()
+
+
+def test_cancel_buttons_emit(qtbot):
+    progress = RunProgress()
+    qtbot.addWidget(progress)
+    progress.add_host("db1")
+    with qtbot.waitSignal(progress.cancel_requested) as single:
+        progress.rows["db1"].cancel_button.click()
+    assert single.args == ["db1"]
+    with qtbot.waitSignal(progress.cancel_all_requested):
+        progress.cancel_all_button.click()
+    progress.add_event("db1", {"type": "progress", "fraction": 0.3, "eta_s": 7})
+    progress.add_event("db1", {"type": "phase_end"})   # a cancelled phase ends too
+    progress.set_outcome("db1", "cancelled")
+    assert progress.rows["db1"].status_label.text() == "cancelled"
+    assert progress.rows["db1"].bar.value() == 300 and "cancelled" in progress.title.text()
+
+
+@pytest.mark.integration
+def test_idle_run_on_local_from_the_dialog(window, workbench, qtbot):
+    window.host_list.select_host("local")
+    window.live.run_action.trigger()
+    dialog = window.live.run_dialog
+    assert dialog is not None and dialog.hosts() == ["local"]
+    dialog.set_test("idle")
+    dialog.idle_warmup.setValue(0.5)
+    dialog.idle_measure.setValue(1.5)
+    assert dialog.start_button.isEnabled()
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    live = window.live.live
+    assert window.tabs.currentWidget() is live and live.progress.isVisible()
+    assert not dialog.start_button.isEnabled() and not dialog.form.isEnabled()
+    row = dialog.progress.rows["local"]
+    qtbot.waitUntil(lambda: row.phase_label.text() == "Measure", timeout=20_000)
+    with qtbot.waitSignal(live.run_stored, timeout=30_000) as stored:
+        pass
+    run_id = stored.args[0]
+    assert row.status_label.text() == f"done: stored as run #{run_id}"
+    assert live.progress.rows["local"].status_label.text() == row.status_label.text()
+    assert dialog.start_button.isEnabled() and dialog.start_button.text() == "Start again"
+    markers = [m.label for m in live.dashboard.series["local"].markers]
+    assert "Warm-up" in markers and "Measure" in markers
+    run = workbench.store.runs.get(run_id)
+    assert run.run.status == "done" and run.run.test == "idle"
+    assert [r.metric for r in run.results] == ["elapsed"]
+    # the Runs tab lists it; selecting it shows its results
+    model = window.runs_table.model()
+    qtbot.waitUntil(lambda: model.rowCount() >= 1, timeout=10_000)
+    window.runs_table.selectRow(0)
+    pane = window.live.runs_pane
+    qtbot.waitUntil(lambda: pane.results.isVisibleTo(pane), timeout=10_000)
+    assert pane.results.cell(0, 1) == "elapsed"
+    dialog.close()

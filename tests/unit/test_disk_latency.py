@@ -1,0 +1,58 @@
+"""The latency histogram: percentiles within 1 % of the exact ones, merging across workers."""
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from remote.agent.disk_latency import Histogram
+
+
+def _exact(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
+
+
+@pytest.mark.parametrize("spread", ["lognormal", "bimodal", "uniform"])
+def test_percentiles_are_within_one_percent_of_the_sorted_values(spread: str) -> None:
+    rng = random.Random(4)
+    if spread == "lognormal":   # an SSD: ~100 µs with a long tail
+        values = [rng.lognormvariate(math.log(1e-4), 0.8) for _ in range(50_000)]
+    elif spread == "bimodal":   # cache hits and disk seeks
+        values = [rng.choice([rng.uniform(2e-6, 5e-6), rng.uniform(4e-3, 12e-3)]) for _ in range(50_000)]
+    else:
+        values = [rng.uniform(1e-3, 2.0) for _ in range(20_000)]
+    hist = Histogram()
+    for v in values:
+        hist.record(v)
+    for p in (50, 95, 99, 99.9):
+        assert hist.percentile(p) == pytest.approx(_exact(values, p), rel=0.01)
+    assert hist.mean() == pytest.approx(sum(values) / len(values), rel=1e-9)
+    summary = hist.summary_ms()
+    assert summary["p50"] <= summary["p95"] <= summary["p99"] <= summary["p99.9"]
+    assert summary["p99"] == pytest.approx(_exact(values, 99) * 1e3, rel=0.01)
+
+
+def test_merged_workers_equal_one_histogram_of_everything() -> None:
+    rng = random.Random(7)
+    parts = [[rng.expovariate(1 / (k * 1e-4)) + 1e-6 for _ in range(5000)] for k in (1, 3, 10)]
+    merged = Histogram()
+    for part in parts:
+        worker = Histogram()
+        for v in part:
+            worker.record(v)
+        merged.merge(Histogram.from_state(worker.to_state()))   # as it comes over a worker's pipe
+    everything = [v for part in parts for v in part]
+    assert merged.count == len(everything)
+    for p in (50, 99, 99.9):
+        assert merged.percentile(p) == pytest.approx(_exact(everything, p), rel=0.01)
+
+
+def test_extremes_are_clamped_to_what_was_seen() -> None:
+    hist = Histogram()
+    assert hist.percentile(99) == 0.0 and hist.summary_ms()["mean"] == 0.0
+    for v in (1e-9, 5e-7, 500.0):   # below 1 µs and above 100 s still count
+        hist.record(v)
+    assert hist.count == 3
+    assert hist.percentile(1) <= 1.02e-6 and hist.percentile(100) == pytest.approx(500.0)   # sub-µs: first bucket

@@ -1,0 +1,358 @@
+"""The run dialog: which hosts, which test, its preset and parameters; then each host's progress.
+
+The form builds one RunRequest per host (requests()); Start is enabled only while the form is
+valid: the form's own checks first, then the agent's validate() of the test, which the workbench
+imports too (remote.agent.benches), so a bad value is named before anything connects.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.run_orchestrator import RunRequest
+from remote.agent import benches
+from widgets.format import one_line
+from widgets.live_plot import MUTED
+from widgets.run_progress import RunProgress
+
+TESTS = (("disk", "Disk"), ("cpu", "CPU"), ("idle", "Idle (demo)"))
+PRESETS = ("quick", "full")
+# the agent's presets (remote/agent/bench_disk.py); the form shows them so what runs is what is shown
+DISK_PRESETS = {"quick": {"file_size": 256 << 20, "runtime": 5.0, "warmup": 1.0},
+                "full": {"file_size": 2 << 30, "runtime": 30.0, "warmup": 5.0}}
+CPU_SECONDS = {"quick": 5.0, "full": 20.0}
+IDLE_PHASES = {"quick": (2.0, 5.0), "full": (10.0, 60.0)}
+DISK_JOBS = (("randread_4k", "Random read 4 KiB"), ("randread_1m", "Random read 1 MiB"),
+             ("syncwrite_4k", "Sync write 4 KiB"), ("syncwrite_1m", "Sync write 1 MiB"),
+             ("seqread", "Sequential read"), ("seqwrite", "Sequential write"),
+             ("sweep", "Concurrency sweep"), ("readahead", "Read-ahead sweep (root)"))
+FULL_ONLY = {"readahead"}
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+          "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """ "256M", "2 GiB", "1.5g", "4096" -> bytes (binary units); ValueError when it is not a size."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ValueError(f"file size {text.strip()!r} is not a size (e.g. 256M, 2G)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def format_size(size: int) -> str:
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
+
+
+def _seconds_spin(value: float, low: float, high: float, name: str) -> QDoubleSpinBox:
+    spin = QDoubleSpinBox()
+    spin.setObjectName(name)
+    spin.setRange(low, high)
+    spin.setDecimals(1)
+    spin.setSuffix(" s")
+    spin.setValue(value)
+    return spin
+
+
+class RunDialog(QDialog):
+    """Pick hosts, test, preset and parameters; Start emits the requests and shows the progress."""
+
+    start_requested = Signal(list)   # list[RunRequest]
+
+    def __init__(self, hosts: list[str], selected: list[str], busy: set[str] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("runDialog")
+        self.setWindowTitle("Run test")
+        self.setMinimumWidth(760)
+        busy = busy or set()
+        self.host_list = QListWidget()
+        self.host_list.setObjectName("runHosts")
+        self.host_list.setMaximumHeight(110)
+        for host in hosts:
+            item = QListWidgetItem(host if host not in busy else f"{host} (busy)")
+            item.setData(Qt.ItemDataRole.UserRole, host)
+            flags = Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled
+            item.setFlags(flags if host not in busy else Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if host in selected and host not in busy
+                               else Qt.CheckState.Unchecked)
+            self.host_list.addItem(item)
+        self.test_combo = QComboBox()
+        self.test_combo.setObjectName("testCombo")
+        for key, label in TESTS:
+            self.test_combo.addItem(label, key)
+        self.preset_combo = QComboBox()
+        self.preset_combo.setObjectName("presetCombo")
+        for preset in PRESETS:
+            self.preset_combo.addItem(preset, preset)
+        self.preset_combo.setToolTip("quick: minutes, small files; full: the figures to keep (2 GiB file, "
+                                     "30 s per job, the whole sweep)")
+
+        # -- disk parameters
+        self.test_dir = QLineEdit()
+        self.test_dir.setObjectName("testDirEdit")
+        self.test_dir.setPlaceholderText("the run directory on the host")
+        self.test_dir.setToolTip("An absolute directory on the host's disk to test; the test file is "
+                                 "created there and removed afterwards")
+        self.file_size = QLineEdit()
+        self.file_size.setObjectName("fileSizeEdit")
+        self.file_size.setToolTip("Size of the test file, e.g. 256M or 2G; larger than the host's RAM "
+                                  "when direct I/O is off")
+        self.runtime = _seconds_spin(5.0, 0.1, 3600.0, "runtimeSpin")
+        self.runtime.setToolTip("Measured seconds per job")
+        self.warmup = _seconds_spin(1.0, 0.0, 600.0, "warmupSpin")
+        self.warmup.setToolTip("Seconds per job before measuring; excluded from the figures")
+        self.direct = QCheckBox("Direct I/O (O_DIRECT: bypass the page cache)")
+        self.direct.setObjectName("directCheck")
+        self.direct.setChecked(True)
+        self.engine = QComboBox()
+        self.engine.setObjectName("engineCombo")
+        for text, key in (("auto (fio when installed)", "auto"), ("fio", "fio"), ("built-in", "builtin")):
+            self.engine.addItem(text, key)
+        self.sync_mode = QComboBox()
+        self.sync_mode.setObjectName("syncCombo")
+        self.sync_mode.addItem("fdatasync after each write", "fdatasync")
+        self.sync_mode.addItem("O_SYNC (open flag)", "osync")
+        self.job_boxes: dict[str, QCheckBox] = {}
+        jobs = QGridLayout()
+        jobs.setContentsMargins(0, 0, 0, 0)
+        for index, (key, label) in enumerate(DISK_JOBS):
+            box = QCheckBox(label)
+            box.setObjectName(f"job_{key}")
+            box.setChecked(key not in FULL_ONLY)
+            if key == "readahead":
+                box.setToolTip("Sequential reads at several read-ahead sizes; needs root, full preset only. "
+                               "The original value is restored afterwards.")
+            self.job_boxes[key] = box
+            jobs.addWidget(box, index // 4, index % 4)
+        disk = QWidget()
+        disk_form = QFormLayout(disk)
+        disk_form.addRow("Test directory:", self.test_dir)
+        sizes = QHBoxLayout()
+        for label, widget in (("", self.file_size), ("Runtime:", self.runtime), ("Warm-up:", self.warmup)):
+            if label:
+                sizes.addSpacing(12)
+                sizes.addWidget(QLabel(label))
+            sizes.addWidget(widget)
+        sizes.addStretch(1)
+        disk_form.addRow("File size:", sizes)
+        engines = QHBoxLayout()
+        engines.addWidget(self.engine)
+        engines.addSpacing(12)
+        engines.addWidget(QLabel("Sync writes:"))
+        engines.addWidget(self.sync_mode)
+        engines.addStretch(1)
+        disk_form.addRow("Engine:", engines)
+        disk_form.addRow("", self.direct)
+        disk_form.addRow("Jobs:", jobs)
+
+        # -- cpu parameters
+        self.cpu_seconds = _seconds_spin(5.0, 0.5, 3600.0, "cpuSecondsSpin")
+        self.cpu_seconds.setToolTip("Seconds of work per phase (single core, then all cores)")
+        self.cpu_workers = QSpinBox()
+        self.cpu_workers.setObjectName("cpuWorkersSpin")
+        self.cpu_workers.setRange(0, 1024)
+        self.cpu_workers.setSpecialValueText("all cores")
+        cpu = QWidget()
+        cpu_form = QFormLayout(cpu)
+        cpu_form.addRow("Seconds per phase:", self.cpu_seconds)
+        cpu_form.addRow("Workers (multi-core):", self.cpu_workers)
+
+        # -- idle parameters
+        self.idle_warmup = _seconds_spin(2.0, 0.0, 3600.0, "idleWarmupSpin")
+        self.idle_measure = _seconds_spin(5.0, 0.1, 3600.0, "idleMeasureSpin")
+        idle = QWidget()
+        idle_form = QFormLayout(idle)
+        idle_form.addRow("Warm-up phase:", self.idle_warmup)
+        idle_form.addRow("Measure phase:", self.idle_measure)
+        idle_form.addRow("", QLabel("Only waits: shows how a run, its phases and its progress look."))
+
+        self.params_stack = QStackedWidget()
+        for page in (disk, cpu, idle):
+            self.params_stack.addWidget(page)
+        self.params_box = QGroupBox("Parameters")
+        box_layout = QVBoxLayout(self.params_box)
+        box_layout.addWidget(self.params_stack)
+
+        self.error_label = QLabel("")
+        self.error_label.setObjectName("runErrorLabel")
+        self.error_label.setStyleSheet("color: #c0392b;")
+        self.error_label.setWordWrap(True)
+        self.progress = RunProgress()
+        self.progress.hide()
+        self.start_button = QPushButton("Start")
+        self.start_button.setObjectName("startButton")
+        self.start_button.setDefault(True)
+        self.close_button = QPushButton("Close")
+        self.close_button.setObjectName("closeButton")
+        self.close_button.setToolTip("Close this dialog; running tests go on (the Live tab shows them)")
+        buttons = QHBoxLayout()
+        hint = QLabel("Telemetry and phase markers appear in the Live tab.")
+        hint.setStyleSheet(f"color: {MUTED};")
+        buttons.addWidget(hint, 1)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.close_button)
+
+        top = QFormLayout()
+        top.addRow("Hosts:", self.host_list)
+        choice = QHBoxLayout()
+        choice.addWidget(self.test_combo)
+        choice.addSpacing(12)
+        choice.addWidget(QLabel("Preset:"))
+        choice.addWidget(self.preset_combo)
+        choice.addStretch(1)
+        top.addRow("Test:", choice)
+        self.form = QWidget()
+        form_layout = QVBoxLayout(self.form)
+        form_layout.setContentsMargins(0, 0, 0, 0)
+        form_layout.addLayout(top)
+        form_layout.addWidget(self.params_box)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.form)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.progress)
+        layout.addLayout(buttons)
+
+        self.test_combo.currentIndexChanged.connect(lambda _i: self._test_changed())
+        self.preset_combo.currentIndexChanged.connect(lambda _i: self._apply_preset())
+        self.host_list.itemChanged.connect(lambda _item: self.validate())
+        for edit in (self.test_dir, self.file_size):
+            edit.textChanged.connect(lambda _t: self.validate())
+        for spin in (self.runtime, self.warmup, self.cpu_seconds, self.cpu_workers, self.idle_warmup,
+                     self.idle_measure):
+            spin.valueChanged.connect(lambda _v: self.validate())
+        for widget in (self.direct, *self.job_boxes.values()):
+            widget.toggled.connect(lambda _c: self.validate())
+        for combo in (self.engine, self.sync_mode):
+            combo.currentIndexChanged.connect(lambda _i: self.validate())
+        self.start_button.clicked.connect(lambda _checked=False: self.start())
+        self.close_button.clicked.connect(lambda _checked=False: self.close())
+        self._test_changed()
+
+    # -- the form --------------------------------------------------------------------------------
+
+    def test(self) -> str:
+        return str(self.test_combo.currentData())
+
+    def set_test(self, test: str) -> None:
+        self.test_combo.setCurrentIndex(self.test_combo.findData(test))
+
+    def hosts(self) -> list[str]:
+        items = (self.host_list.item(i) for i in range(self.host_list.count()))
+        return [item.data(Qt.ItemDataRole.UserRole) for item in items
+                if item.checkState() == Qt.CheckState.Checked and item.flags() & Qt.ItemFlag.ItemIsEnabled]
+
+    def _test_changed(self) -> None:
+        self.params_stack.setCurrentIndex(self.test_combo.currentIndex())
+        self._apply_preset()
+
+    def _apply_preset(self) -> None:
+        """Fill the form with the preset's values; the user changes what he wants afterwards."""
+        preset = str(self.preset_combo.currentData())
+        values = DISK_PRESETS[preset]
+        self.file_size.setText(format_size(values["file_size"]))
+        self.runtime.setValue(values["runtime"])
+        self.warmup.setValue(values["warmup"])
+        readahead = self.job_boxes["readahead"]
+        readahead.setEnabled(preset == "full")
+        if preset != "full":
+            readahead.setChecked(False)
+        self.cpu_seconds.setValue(CPU_SECONDS[preset])
+        self.idle_warmup.setValue(IDLE_PHASES[preset][0])
+        self.idle_measure.setValue(IDLE_PHASES[preset][1])
+        self.validate()
+
+    def params(self) -> dict[str, Any]:
+        """The test's parameters as the agent takes them; ValueError naming what is wrong."""
+        test, preset = self.test(), str(self.preset_combo.currentData())
+        if test == "idle":
+            return {"phases": [["warmup", "Warm-up", self.idle_warmup.value()],
+                               ["measure", "Measure", self.idle_measure.value()]]}
+        if test == "cpu":
+            params: dict[str, Any] = {"preset": preset, "seconds": self.cpu_seconds.value()}
+            if self.cpu_workers.value():
+                params["workers"] = self.cpu_workers.value()
+            return params
+        directory = self.test_dir.text().strip()
+        if directory and not directory.startswith("/"):
+            raise ValueError(f"the test directory must be an absolute path, not {directory!r}")
+        size = parse_size(self.file_size.text())
+        if size < 1 << 20:
+            raise ValueError("the file size must be at least 1 MiB")
+        jobs = [key for key, box in self.job_boxes.items() if box.isChecked() and box.isEnabled()]
+        if not jobs:
+            raise ValueError("choose at least one job")
+        params = {"preset": preset, "file_size": size, "runtime": self.runtime.value(),
+                  "warmup": self.warmup.value(), "direct": self.direct.isChecked(),
+                  "engine": self.engine.currentData(), "tests": jobs, "sync_mode": self.sync_mode.currentData()}
+        if directory:
+            params["test_dir"] = directory
+        return params
+
+    def requests(self) -> list[RunRequest]:
+        params = self.params()
+        return [RunRequest(host, self.test(), params) for host in self.hosts()]
+
+    def validate(self) -> bool:
+        """Show the first problem and enable Start only when there is none."""
+        problem = ""
+        try:
+            params = self.params()
+            if self.test() not in benches.BENCHES:
+                problem = f"the {self.test()} test is not available in this version of the agent"
+            else:
+                benches.validate(self.test(), params)   # the agent checks them the same way
+            if not problem and not self.hosts():
+                problem = "choose at least one host"
+        except ValueError as exc:
+            problem = one_line(str(exc))
+        self.error_label.setText(problem)
+        self.error_label.setVisible(bool(problem))
+        running = bool(self.progress.running())
+        self.start_button.setEnabled(not problem and not running)
+        return not problem
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def start(self) -> list[RunRequest]:
+        if not self.validate():
+            return []
+        requests = self.requests()
+        self.progress.clear()
+        self.progress.show()
+        self.form.setEnabled(False)
+        self.start_button.setEnabled(False)
+        self.start_requested.emit(requests)
+        return requests
+
+    def set_running(self, running: bool) -> None:
+        """While tests run the form is locked; afterwards it may start another test."""
+        if running:
+            return
+        self.form.setEnabled(True)
+        if self.progress.rows:
+            self.start_button.setText("Start again")
+        self.validate()
