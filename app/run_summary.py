@@ -3,9 +3,12 @@
 Results are ResultSample objects or dicts with test, metric, value, unit, metadata (as stored and as
 `benchbay run --json` prints them). Disk metrics are "{job}.{quantity}" (job names have no dots;
 quantities may: "lat_p99.9"); CPU metrics are "single", "multi", "scaling" and "{phase}.{kernel}".
+The window's results view (widgets/results_view.py) is a Qt layer over the same functions: job
+labels, numbers, the disk jobs, the sweep, the CPU figures and the caveats are decided here only.
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,12 +16,21 @@ from typing import Any
 
 DISK_COLUMNS = (("iops", "IOPS"), ("mbps", "MB/s"), ("lat_mean", "mean ms"), ("lat_p50", "p50 ms"),
                 ("lat_p99", "p99 ms"), ("lat_p99.9", "p99.9 ms"))
-CPU_KERNELS = (("zlib_compress", "zlib compress MB/s"), ("zlib_decompress", "zlib decompress MB/s"),
-               ("sha256", "SHA-256 MB/s"))
+LATENCIES = (("lat_mean", "mean"), ("lat_p50", "p50"), ("lat_p95", "p95"), ("lat_p99", "p99"),
+             ("lat_p99.9", "p99.9"))
+CPU_KERNELS = (("zlib_compress", "zlib compress"), ("zlib_decompress", "zlib decompress"), ("sha256", "SHA-256"))
 CPU_PHASES = ("single", "multi")
 VERSION_KEYS = (("python", "interpreter"), ("zlib", "zlib"), ("openssl", "OpenSSL"))
 SWEEP_JOB = re.compile(r"^sweep_(?P<kind>.+)_w(?P<workers>\d+)$")
-MISSING = "-"
+READAHEAD_JOB = re.compile(r"^readahead_(?P<kind>.+)_ra(?P<kb>\d+)$")
+SERIES_PREFIXES = ("sweep_", "readahead_")   # jobs that are one point of a series
+# the agent's job names (remote/agent/bench_disk.py) as a reader names them, in the order a reader expects
+JOB_LABELS = {"randread_4k": "Random read 4 KiB", "randread_1m": "Random read 1 MiB",
+              "syncwrite_4k": "Sync write 4 KiB", "syncwrite_1m": "Sync write 1 MiB",
+              "seqread_1m": "Sequential read 1 MiB", "seqwrite_1m": "Sequential write 1 MiB"}
+KNEE_GAIN = 1.10    # the sweep "stops growing" where doubling the workers adds less than 10%
+MISSING = "-"       # no value, in the command line's tables
+NO_VALUE = "—"      # no value, in the window
 
 
 @dataclass(frozen=True)
@@ -52,21 +64,49 @@ def _parts(result: Any) -> tuple[str, str, float, str, dict]:
             dict(_field(result, "metadata") or {}))
 
 
-def number(value: float | None) -> str:
-    """Three significant figures or so, thousands separated: 12,345 / 512 / 48.2 / 1.27 / 0.083."""
-    if value is None:
-        return MISSING
-    size = abs(value)
-    if size >= 100:
-        return f"{value:,.0f}"
-    if size >= 10:
-        return f"{value:.1f}"
-    if size >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
+def number(value: float | None, decimals: int | None = None, missing: str = MISSING) -> str:
+    """Thousands separated; by default three significant figures or so: 12,345 / 512 / 48.2 / 1.27 / 0.083.
+
+    decimals: a fixed number of decimals instead; missing: the text for None (and NaN).
+    """
+    if value is None or math.isnan(value):
+        return missing
+    if decimals is None:
+        size = abs(value)
+        decimals = 0 if size >= 100 else 1 if size >= 10 else 2 if size >= 1 else 3
+    return f"{value:,.{decimals}f}"
 
 
 # -- disk ------------------------------------------------------------------------------------------
+
+def job_label(job: str) -> str:
+    """ "randread_4k" -> "Random read 4 KiB", "sweep_randread_4k_w4" -> "Sweep: random read 4 KiB, 4 workers"."""
+    sweep = SWEEP_JOB.match(job)
+    if sweep:
+        base = JOB_LABELS.get(sweep["kind"], sweep["kind"])
+        count = int(sweep["workers"])
+        return f"Sweep: {base[:1].lower()}{base[1:]}, {count} worker{'s' if count != 1 else ''}"
+    readahead = READAHEAD_JOB.match(job)
+    if readahead:
+        return f"Read-ahead {readahead['kb']} KiB: sequential read"
+    return JOB_LABELS.get(job, job)
+
+
+def job_order(job: str) -> tuple[int, int, str]:
+    """Sort key: the main jobs as JOB_LABELS lists them, then the sweep by workers, then the rest."""
+    order = list(JOB_LABELS)
+    if job in order:
+        return (0, order.index(job), job)
+    numbers = re.findall(r"\d+$", job)
+    return (1 if job.startswith("sweep_") else 2, int(numbers[0]) if numbers else 0, job)
+
+
+def engine_text(meta: Mapping[str, Any]) -> str:
+    """ "fio 3.36", "built-in 1"; the window's dash when the engine is not known."""
+    engine = {"builtin": "built-in"}.get(str(meta.get("engine") or ""), str(meta.get("engine") or NO_VALUE))
+    version = str(meta.get("engine_version") or "").removeprefix(f"{engine}-")   # fio says "fio-3.36"
+    return f"{engine} {version}".strip()
+
 
 @dataclass
 class DiskJob:
@@ -75,13 +115,25 @@ class DiskJob:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def cached(self) -> bool:
+        """The page cache was in the way (no O_DIRECT): the figures are not the disk's alone."""
+        return bool(self.metadata.get("cached")) or self.metadata.get("direct") is False
+
+    @property
     def mode(self) -> str:
-        direct = self.metadata.get("direct")
-        return MISSING if direct is None else ("direct" if direct else "cached")
+        """ "cached", "direct", or MISSING when the metadata does not say."""
+        if self.cached:
+            return "cached"
+        return MISSING if self.metadata.get("direct") is None else "direct"
+
+    @property
+    def series(self) -> bool:
+        """One point of the concurrency or read-ahead sweep, not a job of its own."""
+        return self.name.startswith(SERIES_PREFIXES)
 
 
-def disk_jobs(results: Iterable[Any]) -> list[DiskJob]:
-    """The disk results grouped by job, in the order the jobs ran."""
+def disk_jobs(results: Iterable[Any], reading_order: bool = False) -> list[DiskJob]:
+    """The disk results grouped by job, in the order the jobs ran (or in job_order)."""
     jobs: dict[str, DiskJob] = {}
     for test, metric, value, _unit, metadata in map(_parts, results):
         if test != "disk" or "." not in metric:
@@ -89,8 +141,8 @@ def disk_jobs(results: Iterable[Any]) -> list[DiskJob]:
         name, _, quantity = metric.partition(".")
         job = jobs.setdefault(name, DiskJob(name))
         job.figures[quantity] = value
-        job.metadata = job.metadata or metadata
-    return list(jobs.values())
+        job.metadata.update(metadata)
+    return sorted(jobs.values(), key=lambda j: job_order(j.name)) if reading_order else list(jobs.values())
 
 
 def disk_sweep(results: Iterable[Any]) -> list[tuple[int, float]]:
@@ -116,6 +168,36 @@ def disk_table(results: Iterable[Any]) -> Table:
     return table
 
 
+def sweep_knee(workers: Sequence[int], iops: Sequence[float]) -> int | None:
+    """The worker count after which more workers stop adding IOPS (None: they still do)."""
+    for index in range(len(workers) - 1):
+        if iops[index] > 0 and iops[index + 1] < iops[index] * KNEE_GAIN:
+            return workers[index]
+    return None
+
+
+def disk_caveats(results: Iterable[Any]) -> list[str]:
+    """What the disk metadata says a reader must know before trusting the figures."""
+    jobs = disk_jobs(results)
+    notes = []
+    cached = [job.name for job in jobs if job.cached]
+    if cached:
+        notes.append(f"Cached I/O (no O_DIRECT) in {len(cached)} job(s): the page cache may be measured, not "
+                     "the disk.")
+    engines = {engine_text(job.metadata) for job in jobs}
+    if any(e.startswith("built-in") for e in engines):
+        notes.append("Measured with the built-in engine (fio was not used): compare with results of the same "
+                     "engine.")
+    if len(engines) > 1:
+        notes.append("Several engines in one run: " + ", ".join(sorted(engines)))
+    return notes
+
+
+def caveats(results: Iterable[Any], warnings: Iterable[str] = ()) -> list[str]:
+    """The run's warnings (once each), then the disk caveats."""
+    return list(dict.fromkeys(warnings)) + disk_caveats(results)
+
+
 def sweep_line(results: Iterable[Any]) -> str:
     points = disk_sweep(results)
     if not points:
@@ -138,7 +220,7 @@ def cpu_figures(results: Iterable[Any]) -> tuple[dict[str, float], dict[str, dic
 
 def cpu_table(results: Iterable[Any]) -> Table:
     values, metadata = cpu_figures(results)
-    table = Table(("phase", "workers", "score ops/s") + tuple(h for _, h in CPU_KERNELS))
+    table = Table(("phase", "workers", "score ops/s") + tuple(f"{h} MB/s" for _, h in CPU_KERNELS))
     for phase in CPU_PHASES:
         if phase not in values:
             continue

@@ -3,12 +3,13 @@
 Takes plain data (a RunRecord, its ResultSamples, the run's warning messages). Disk results are
 "{job}.{quantity}" metrics of the test "disk" (iops, mbps, lat_mean, lat_p50 ... lat_p99.9) with the
 engine and direct/cached in their metadata; CPU results are single, multi, scaling and
-"{single|multi}.{kernel}"; anything else is listed as metric, value, unit.
+"{single|multi}.{kernel}"; anything else is listed as metric, value, unit. What the figures mean
+(job labels, numbers, the sweep, the caveats) is app.run_summary's, as `benchbay run` prints it;
+this is only its Qt layer.
 """
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import pyqtgraph as pg
@@ -26,99 +27,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.run_summary import (
+    CPU_KERNELS,
+    LATENCIES,
+    NO_VALUE,
+    VERSION_KEYS,
+    DiskJob,
+    caveats,
+    cpu_figures,
+    cpu_versions,
+    disk_jobs,
+    disk_sweep,
+    engine_text,
+    job_label,
+    number,
+    sweep_knee,
+)
 from widgets.live_plot import BACKGROUND, INK, MUTED
 
 DISK_COLUMNS = ("Job", "IOPS", "MB/s", "Mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "Engine", "I/O")
-PERCENTILES = (("lat_mean", "mean"), ("lat_p50", "p50"), ("lat_p95", "p95"), ("lat_p99", "p99"),
-               ("lat_p99.9", "p99.9"))
-JOB_LABELS = {"randread_4k": "Random read 4 KiB", "randread_1m": "Random read 1 MiB",
-              "syncwrite_4k": "Sync write 4 KiB", "syncwrite_1m": "Sync write 1 MiB",
-              "seqread_1m": "Sequential read 1 MiB", "seqwrite_1m": "Sequential write 1 MiB"}
-KERNEL_LABELS = {"zlib_compress": "zlib compress", "zlib_decompress": "zlib decompress", "sha256": "SHA-256"}
 BAR = "#2f6db5"
 CACHED = QColor("#f6e3b4")
 WARN_STYLE = "background: #fff4d6; border: 1px solid #e5c36b; border-radius: 3px; padding: 4px; color: #5c4500;"
-KNEE_GAIN = 1.10    # the sweep "stops growing" where doubling the workers adds less than 10%
 
 
-def number(value: float | None, decimals: int | None = None) -> str:
-    """Thousands separated; a few significant digits for small values."""
-    if value is None or math.isnan(value):
-        return "—"
-    if decimals is None:
-        size = abs(value)
-        decimals = 0 if size >= 100 else 1 if size >= 10 else 2 if size >= 1 else 3
-    return f"{value:,.{decimals}f}"
-
-
-def job_label(job: str) -> str:
-    sweep = re.fullmatch(r"sweep_(\w+?)_w(\d+)", job)
-    if sweep:
-        base = JOB_LABELS.get(sweep.group(1), sweep.group(1))
-        count = int(sweep.group(2))
-        return f"Sweep: {base[:1].lower()}{base[1:]}, {count} worker{'s' if count != 1 else ''}"
-    readahead = re.fullmatch(r"readahead_(\w+?)_ra(\d+)", job)
-    if readahead:
-        return f"Read-ahead {readahead.group(2)} KiB: sequential read"
-    return JOB_LABELS.get(job, job)
-
-
-def _job_order(job: str) -> tuple[int, int, str]:
-    order = list(JOB_LABELS)
-    if job in order:
-        return (0, order.index(job), job)
-    numbers = re.findall(r"\d+$", job)
-    return (1 if job.startswith("sweep_") else 2, int(numbers[0]) if numbers else 0, job)
-
-
-def disk_jobs(results: list[Any]) -> dict[str, dict[str, Any]]:
-    """job -> {quantity: value, ..., "meta": metadata} in the order a reader expects."""
-    jobs: dict[str, dict[str, Any]] = {}
-    for sample in results:
-        if sample.test != "disk" or "." not in sample.metric:
-            continue
-        job, quantity = sample.metric.split(".", 1)
-        entry = jobs.setdefault(job, {"meta": {}})
-        entry[quantity] = sample.value
-        entry["meta"] = {**entry["meta"], **(sample.metadata or {})}
-    return {job: jobs[job] for job in sorted(jobs, key=_job_order)}
-
-
-def sweep_points(jobs: dict[str, dict[str, Any]]) -> tuple[list[int], list[float]]:
-    points = sorted((int(m.group(1)), float(entry.get("iops", 0.0))) for job, entry in jobs.items()
-                    if (m := re.fullmatch(r"sweep_\w+?_w(\d+)", job)))
-    return [w for w, _ in points], [i for _, i in points]
-
-
-def sweep_knee(workers: list[int], iops: list[float]) -> int | None:
-    """The worker count after which more workers stop adding IOPS (None: they still do)."""
-    for index in range(len(workers) - 1):
-        if iops[index] > 0 and iops[index + 1] < iops[index] * KNEE_GAIN:
-            return workers[index]
-    return None
-
-
-def engine_text(meta: dict[str, Any]) -> str:
-    engine = {"builtin": "built-in"}.get(str(meta.get("engine") or ""), str(meta.get("engine") or "—"))
-    version = str(meta.get("engine_version") or "").removeprefix(f"{engine}-")   # fio says "fio-3.36"
-    return f"{engine} {version}".strip()
-
-
-def caveats(results: list[Any], warnings: list[str]) -> list[str]:
-    """What a reader must know before trusting the figures: the run's warnings and what the metadata says."""
-    notes = list(dict.fromkeys(warnings))
-    jobs = disk_jobs(results)
-    cached = [job_label(j) for j, e in jobs.items() if e["meta"].get("cached") or e["meta"].get("direct") is False]
-    if cached:
-        notes.append(f"Cached I/O (no O_DIRECT) in {len(cached)} job(s): the page cache may be measured, not "
-                     "the disk.")
-    engines = {engine_text(e["meta"]) for e in jobs.values()}
-    if any(e.startswith("built-in") for e in engines):
-        notes.append("Measured with the built-in engine (fio was not used): compare with results of the same "
-                     "engine.")
-    if len(engines) > 1:
-        notes.append("Several engines in one run: " + ", ".join(sorted(engines)))
-    return notes
+def _number(value: float | None, decimals: int | None = None) -> str:
+    return number(value, decimals, missing=NO_VALUE)
 
 
 def _item(text: str, tip: str = "", right: bool = True) -> QTableWidgetItem:
@@ -198,7 +132,7 @@ class ResultsView(QWidget):
         self.warnings_label.setText("\n".join(f"⚠ {note}" for note in notes))
         self.warnings_label.setVisible(bool(notes))
         self._clear_latency()
-        jobs = disk_jobs(results)
+        jobs = disk_jobs(results, reading_order=True)
         if jobs:
             self._disk_table(jobs)
             self._latency_charts(jobs)
@@ -206,63 +140,58 @@ class ResultsView(QWidget):
             self._cpu_table(results)
         else:
             self._generic_table(results)
-        self.sweep_data = sweep_points(jobs)
+        points = disk_sweep(results)
+        self.sweep_data = ([w for w, _ in points], [i for _, i in points])
         self._sweep(*self.sweep_data)
         self._fit_table()
 
     # -- tables ----------------------------------------------------------------------------------
 
-    def _disk_table(self, jobs: dict[str, dict[str, Any]]) -> None:
+    def _disk_table(self, jobs: list[DiskJob]) -> None:
         self.table.clear()
         self.table.setColumnCount(len(DISK_COLUMNS))
         self.table.setHorizontalHeaderLabels(DISK_COLUMNS)
         self.table.setRowCount(len(jobs))
-        for row, (job, entry) in enumerate(jobs.items()):
-            meta = entry["meta"]
-            self.table.setItem(row, 0, _item(job_label(job), job, right=False))
-            self.table.setItem(row, 1, _item(number(entry.get("iops"), 0)))
-            self.table.setItem(row, 2, _item(number(entry.get("mbps"), 1)))
-            for column, (key, _name) in enumerate(PERCENTILES, start=3):
-                self.table.setItem(row, column, _item(number(entry.get(key))))
+        for row, job in enumerate(jobs):
+            figures, meta = job.figures, job.metadata
+            self.table.setItem(row, 0, _item(job_label(job.name), job.name, right=False))
+            self.table.setItem(row, 1, _item(_number(figures.get("iops"), 0)))
+            self.table.setItem(row, 2, _item(_number(figures.get("mbps"), 1)))
+            for column, (key, _name) in enumerate(LATENCIES, start=3):
+                self.table.setItem(row, column, _item(_number(figures.get(key))))
             self.table.setItem(row, 8, _item(engine_text(meta), str(meta.get("flags") or ""), right=False))
-            cached = bool(meta.get("cached")) or meta.get("direct") is False
-            badge = _item("cached" if cached else "direct", "page cache in the way: not the disk alone" if cached
-                          else "O_DIRECT: the page cache bypassed", right=False)
+            badge = _item("cached" if job.cached else "direct", "page cache in the way: not the disk alone"
+                          if job.cached else "O_DIRECT: the page cache bypassed", right=False)
             badge.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            if cached:
+            if job.cached:
                 badge.setBackground(CACHED)
             self.table.setItem(row, 9, badge)
 
     def _cpu_table(self, results: list[Any]) -> None:
-        values = {s.metric: s for s in results if s.test == "cpu"}
+        values, metadata = cpu_figures(results)
         rows = [("Score", "single", "multi", "ops/s")]
-        rows += [(label, f"single.{k}", f"multi.{k}", "MB/s") for k, label in KERNEL_LABELS.items()]
+        rows += [(label, f"single.{k}", f"multi.{k}", "MB/s") for k, label in CPU_KERNELS]
         self.table.clear()
         self.table.setColumnCount(4)
-        multi = values.get("multi")
-        workers = (multi.metadata or {}).get("workers") if multi else None
+        workers = metadata.get("multi", {}).get("workers") if "multi" in values else None
         self.table.setHorizontalHeaderLabels(["", "Single core", f"All cores ({workers})" if workers
                                               else "All cores", "Unit"])
         self.table.setRowCount(len(rows) + 1)
         for row, (label, single, multi_key, unit) in enumerate(rows):
             self.table.setItem(row, 0, _item(label, right=False))
             for column, key in ((1, single), (2, multi_key)):
-                sample = values.get(key)
-                self.table.setItem(row, column, _item(number(sample.value if sample else None, 2 if unit == "ops/s"
-                                                             else 1)))
+                self.table.setItem(row, column, _item(_number(values.get(key), 2 if unit == "ops/s" else 1)))
             self.table.setItem(row, 3, _item(unit, right=False))
-        scaling = values.get("scaling")
         last = len(rows)
         self.table.setItem(last, 0, _item("Scaling (all cores / single)", right=False))
-        self.table.setItem(last, 2, _item(f"{scaling.value:.2f}×" if scaling else "—"))
+        scaling = _number(values.get("scaling"), 2)
+        self.table.setItem(last, 2, _item(scaling if scaling == NO_VALUE else f"{scaling}×"))
         self.table.setItem(last, 3, _item("", right=False))
-        meta = (values.get("single") or scaling or next(iter(values.values()), None))
-        if meta is not None:
-            m = meta.metadata or {}
-            versions = [f"{k}: {m[k]}" for k in ("python", "zlib", "openssl") if m.get(k)]
-            if versions:   # the work runs in these libraries: hosts with other versions ran other code
-                self.title.setText(f"{self.title.text()}<br><span style='color:{MUTED}'>"
-                                   f"{' · '.join(versions)}</span>")
+        found = cpu_versions(results)
+        versions = [f"{key}: {found[key]}" for key, _label in VERSION_KEYS if found.get(key)]
+        if versions:   # the work runs in these libraries: hosts with other versions ran other code
+            self.title.setText(f"{self.title.text()}<br><span style='color:{MUTED}'>"
+                               f"{' · '.join(versions)}</span>")
 
     def _generic_table(self, results: list[Any]) -> None:
         self.table.clear()
@@ -272,7 +201,7 @@ class ResultsView(QWidget):
         for row, sample in enumerate(results):
             self.table.setItem(row, 0, _item(sample.test, right=False))
             self.table.setItem(row, 1, _item(sample.metric, right=False))
-            self.table.setItem(row, 2, _item(number(sample.value)))
+            self.table.setItem(row, 2, _item(_number(sample.value)))
             self.table.setItem(row, 3, _item(sample.unit, right=False))
 
     def _fit_table(self) -> None:
@@ -295,19 +224,18 @@ class ResultsView(QWidget):
             plot.deleteLater()
         self.latency_plots.clear()
 
-    def _latency_charts(self, jobs: dict[str, dict[str, Any]]) -> None:
+    def _latency_charts(self, jobs: list[DiskJob]) -> None:
         # the sweep's jobs have their latencies in the table: charts for the main jobs only
-        shown = [(job, e) for job, e in jobs.items() if not job.startswith(("sweep_", "readahead_"))
-                 and any(k in e for k, _ in PERCENTILES)]
-        for index, (job, entry) in enumerate(shown):
-            plot = _small_plot(job_label(job))
-            heights = [float(entry.get(key, 0.0)) for key, _ in PERCENTILES]
+        shown = [job for job in jobs if not job.series and any(k in job.figures for k, _ in LATENCIES)]
+        for index, job in enumerate(shown):
+            plot = _small_plot(job_label(job.name))
+            heights = [float(job.figures.get(key, 0.0)) for key, _ in LATENCIES]
             plot.addItem(pg.BarGraphItem(x=list(range(len(heights))), height=heights, width=0.6, brush=BAR,
                                          pen=pg.mkPen(None)))
-            plot.getPlotItem().getAxis("bottom").setTicks([[(i, name) for i, (_k, name) in enumerate(PERCENTILES)]])
+            plot.getPlotItem().getAxis("bottom").setTicks([[(i, name) for i, (_k, name) in enumerate(LATENCIES)]])
             plot.setXRange(-0.6, len(heights) - 0.4, padding=0)
             plot.setYRange(0, max(heights) * 1.15 or 1.0, padding=0)
-            self.latency_plots[job] = plot
+            self.latency_plots[job.name] = plot
             self.latency_grid.addWidget(plot, index // 3, index % 3)
         self.latency_title.setVisible(bool(shown))
 

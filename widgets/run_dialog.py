@@ -31,23 +31,22 @@ from PySide6.QtWidgets import (
 )
 
 from app.run_orchestrator import RunRequest
-from remote.agent import benches
+from app.run_summary import job_label
+from remote.agent import bench_cpu, bench_disk, benches
 from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.run_progress import RunProgress
 
 TESTS = (("disk", "Disk"), ("cpu", "CPU"), ("idle", "Idle (demo)"))
-PRESETS = ("quick", "full")
-# the agent's presets (remote/agent/bench_disk.py); the form shows them so what runs is what is shown
-DISK_PRESETS = {"quick": {"file_size": 256 << 20, "runtime": 5.0, "warmup": 1.0},
-                "full": {"file_size": 2 << 30, "runtime": 30.0, "warmup": 5.0}}
-CPU_SECONDS = {"quick": 5.0, "full": 20.0}
+PRESETS = tuple(bench_disk.PRESETS)   # quick, full
+# the agent's presets and jobs (remote/agent/bench_disk.py, bench_cpu.py): what runs is what is shown
+DISK_PRESETS = bench_disk.PRESETS
+CPU_SECONDS = bench_cpu.PRESETS
 IDLE_PHASES = {"quick": (2.0, 5.0), "full": (10.0, 60.0)}
-DISK_JOBS = (("randread_4k", "Random read 4 KiB"), ("randread_1m", "Random read 1 MiB"),
-             ("syncwrite_4k", "Sync write 4 KiB"), ("syncwrite_1m", "Sync write 1 MiB"),
-             ("seqread", "Sequential read"), ("seqwrite", "Sequential write"),
-             ("sweep", "Concurrency sweep"), ("readahead", "Read-ahead sweep (root)"))
-FULL_ONLY = {"readahead"}
+SERIES_LABELS = {"sweep": "Concurrency sweep", "readahead": "Read-ahead sweep (root)"}
+DISK_JOBS = tuple((test, SERIES_LABELS.get(test) or job_label(bench_disk.SIMPLE[test][0]))
+                  for test in bench_disk.ALL_TESTS)
+FULL_ONLY = set(DISK_PRESETS["full"]["tests"]) - set(DISK_PRESETS["quick"]["tests"])
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
 
@@ -108,8 +107,10 @@ class RunDialog(QDialog):
         self.preset_combo.setObjectName("presetCombo")
         for preset in PRESETS:
             self.preset_combo.addItem(preset, preset)
-        self.preset_combo.setToolTip("quick: minutes, small files; full: the figures to keep (2 GiB file, "
-                                     "30 s per job, the whole sweep)")
+        full = DISK_PRESETS["full"]
+        self.preset_combo.setToolTip(f"quick: minutes, small files; full: the figures to keep ("
+                                     f"{full['file_size'] >> 30} GiB file, {full['runtime']:g} s per job, "
+                                     "the whole sweep)")
 
         # -- disk parameters
         self.test_dir = QLineEdit()

@@ -113,7 +113,7 @@ class MonitorController(QObject):
         host = monitor.host
         self.host_state.emit(host, STATUS_CONNECTING, "monitoring: connecting…")
         self.started.emit(host, monitor.interval)
-        worker = Worker(_monitor_job, self._bench, RunRequest(host, MONITOR, interval=monitor.interval),
+        worker = Worker(run_job, self._bench, RunRequest(host, MONITOR, interval=monitor.interval),
                         monitor.control, self.sample.emit, self.event.emit, password, remember, trust)
         worker.finished.connect(lambda outcome: self._done(monitor, outcome))
         worker.failed.connect(lambda exc: self._failed(monitor, exc, password))
@@ -171,9 +171,11 @@ class MonitorController(QObject):
             self.running_changed.emit(False)
 
 
-def _monitor_job(bench: Any, request: RunRequest, control: RunControl, on_sample: Any, on_event: Any,
-                 password: str | None, remember: bool, trust: UnknownHostKey | None) -> RunOutcome:
-    """Runs in a worker thread: no widgets here, only the signals' emit as callbacks."""
+def run_job(bench: Any, request: RunRequest, control: RunControl, on_sample: Any, on_event: Any,
+            password: str | None, remember: bool, trust: UnknownHostKey | None) -> RunOutcome:
+    """A monitor's or a test's worker (RunController uses it too): trust the key the user accepted, run,
+    remember the password once it worked. Runs in a worker thread: no widgets here, only the signals'
+    emit as callbacks."""
     if trust is not None:
         bench.trust_key(trust)
     outcome = execute_run(bench, request, control, on_sample=on_sample, on_event=on_event, password=password)

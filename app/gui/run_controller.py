@@ -15,8 +15,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.gui.host_actions import ConnectQuestions, Retry, refusal, report_bug
+from app.gui.monitor_controller import run_job
 from app.gui.workers import Worker, WorkerPool
-from app.run_orchestrator import RunControl, RunOutcome, RunRequest, execute_run
+from app.run_orchestrator import RunControl, RunOutcome, RunRequest
 from remote.errors import BenchbayError, UnknownHostKey
 from storage.records import ResultSample, RunRecord
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK
@@ -96,7 +97,7 @@ class RunController(QObject):
     def _launch(self, run: _Run, password: str | None, remember: bool, trust: UnknownHostKey | None) -> None:
         self.host_state.emit(run.host, STATUS_CONNECTING, f"{run.request.test} test: connecting…")
         self.started.emit(run.host)
-        worker = Worker(_run_job, self._bench, run.request, run.control, self.sample.emit, self.event.emit,
+        worker = Worker(run_job, self._bench, run.request, run.control, self.sample.emit, self.event.emit,
                         password, remember, trust)
         worker.finished.connect(lambda outcome: self._done(run, outcome))
         worker.failed.connect(lambda exc: self._failed(run, exc, password))
@@ -152,17 +153,6 @@ class RunController(QObject):
             self.questions.forget(run.host)
         if not self._runs:
             self.running_changed.emit(False)
-
-
-def _run_job(bench: Any, request: RunRequest, control: RunControl, on_sample: Any, on_event: Any,
-             password: str | None, remember: bool, trust: UnknownHostKey | None) -> RunOutcome:
-    """Runs in a worker thread: no widgets, only the signals' emit as callbacks."""
-    if trust is not None:
-        bench.trust_key(trust)
-    outcome = execute_run(bench, request, control, on_sample=on_sample, on_event=on_event, password=password)
-    if remember and password:
-        bench.remember_password(request.host, password)
-    return outcome
 
 
 @dataclass(frozen=True)
