@@ -4,7 +4,13 @@
 set -euo pipefail
 . "$(dirname "$0")/scripts/common.sh"
 
-apt_install python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client \
+# Postfix for the mail-storm tests: installed "Local only"; tests/fixtures/postfix.py then configures it
+# (loopback only, benchbay.invalid to discard:, everything else to error:) and starts it.
+if command -v debconf-set-selections >/dev/null 2>&1; then
+    printf '%s\n' "postfix postfix/main_mailer_type select Local only" \
+        "postfix postfix/mailname string localhost" | $SUDO debconf-set-selections
+fi
+apt_install postfix python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client \
     fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"
 

@@ -120,7 +120,7 @@ def execute_run(
     host = workbench.get_host(request.host).name
     transport = workbench.connect(host, password)
     parameters = {"interval": request.interval, "duration": request.duration, "margin": request.margin,
-                  "params": params}
+                  "params": benches.redact(params)}
     try:
         run_id = workbench.store.runs.create(host, request.test, parameters, agent_version=AGENT_VERSION)
     except BaseException:

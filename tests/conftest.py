@@ -7,5 +7,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest_plugins = [
     "tests.fixtures.sshd",
     "tests.fixtures.postgres",
+    "tests.fixtures.postfix",
     "tests.fixtures.store",
 ]

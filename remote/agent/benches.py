@@ -15,7 +15,16 @@ BENCHES = {
     "cpu": "bench_cpu",
     "idle": "bench_idle",
     "disk": "bench_disk",
+    "mailstorm": "bench_mailstorm",
+    "restore": "bench_restore",
 }
+
+
+SECRET_PARAMS = ("password",)   # sent to the agent in spec.json, never echoed in events or stored
+
+
+def redact(params: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: ("***" if k in SECRET_PARAMS and v else v) for k, v in (params or {}).items()}
 
 
 def names() -> list:

@@ -153,7 +153,8 @@ def run(run_dir: str) -> int:
             spec = {"test": "", "params": {}}
             raise ValueError("cannot read {}: {}".format(SPEC_FILE, exc)) from None
         finally:
-            ctx.emit("start", agent_version=AGENT_VERSION, test=spec["test"], params=spec.get("params", {}),
+            ctx.emit("start", agent_version=AGENT_VERSION, test=spec["test"],
+                     params=benches.redact(spec.get("params") or {}),
                      python=platform.python_version(), pid=os.getpid(), run_id=spec.get("run_id", ""))
         bench = benches.load(spec["test"])
         params = bench.validate(dict(spec.get("params") or {}))

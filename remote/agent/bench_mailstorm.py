@@ -1,0 +1,349 @@
+"""The "mailstorm" test: N messages over C concurrent SMTP sessions to the host's MTA, then the queue drain.
+
+Only to a sink: the recipient must be in a reserved *.invalid domain (routed by the user to a discard
+transport) unless sink_confirmed is true; the sender is the null sender, so nothing bounces anywhere.
+Every message carries "X-Benchbay-Run: <run id>".
+
+Phases: "storm" (the messages; accepts per second as progress) and "drain" (the MTA's queue polled,
+never faster than every 5 s, until it is back to where it was before the storm or drain_timeout).
+When nothing listens on the server: a synthetic queue storm on the test directory, every result
+labelled synthetic: true.
+"""
+import json
+import os
+import shutil
+import threading
+import time
+from typing import Any, Dict, List, Optional  # noqa: F401 - some only in type comments
+
+from . import mail_queue, mail_smtp, mail_stats, mail_synthetic
+
+TEST = "mailstorm"
+DEFAULTS = {
+    "messages": 2000, "concurrency": 20, "size": 4096, "server": "127.0.0.1:25",
+    "recipient": "sink@benchbay.invalid", "sink_confirmed": False, "queue_poll": 5.0,
+    "drain_timeout": 300.0, "session_per_message": False, "timeout": 30.0, "test_dir": "",
+}
+MIN_QUEUE_POLL = 5.0
+MAX_MESSAGES = 10000000
+MAX_CONCURRENCY = 1000
+MIN_SIZE, MAX_SIZE = 256, 64 << 20
+PROGRESS_EVERY = 0.5
+HELO = "benchbay.invalid"
+SENDER = ""     # the null sender: a message that cannot be delivered is never bounced to anyone
+FROM = "Benchbay mail storm <mailstorm@benchbay.invalid>"
+
+
+def _int(params: Dict[str, Any], name: str, low: int, high: int) -> int:
+    value = params[name]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError("mailstorm: {} must be a whole number {}-{}, not {!r}".format(name, low, high, value))
+    return value
+
+
+def _number(params: Dict[str, Any], name: str, low: float, high: float) -> float:
+    value = params[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ValueError("mailstorm: {} must be a number {:g}-{:g}, not {!r}".format(name, low, high, value))
+    return float(value)
+
+
+def _bool(params: Dict[str, Any], name: str) -> bool:
+    value = params[name]
+    if not isinstance(value, bool):
+        raise ValueError("mailstorm: {} must be true or false, not {!r}".format(name, value))
+    return value
+
+
+def check_recipient(recipient: Any, sink_confirmed: bool) -> str:
+    """The recipient when it is a sink; ValueError otherwise."""
+    text = str(recipient).strip() if isinstance(recipient, str) else ""
+    local, at, domain = text.rpartition("@")
+    bad = set(" \t\r\n<>()[],;:\\\"") & set(text)
+    if not at or not local or not domain or bad or "." not in domain + "." or text != recipient:
+        raise ValueError("mailstorm: recipient must be a plain address like sink@benchbay.invalid, not {!r}"
+                         .format(recipient))
+    domain = domain.lower().rstrip(".")
+    if domain != "invalid" and not domain.endswith(".invalid") and not sink_confirmed:
+        raise ValueError("mailstorm: recipient {} is outside the reserved *.invalid domains: refused unless "
+                         "sink_confirmed is true (the address must be a sink that discards)".format(text))
+    return text
+
+
+def validate(params: Dict[str, Any]) -> Dict[str, Any]:
+    unknown = sorted(set(params) - set(DEFAULTS))
+    if unknown:
+        raise ValueError("mailstorm: unknown parameter(s) {} (known: {})".format(
+            ", ".join(unknown), ", ".join(sorted(DEFAULTS))))
+    merged = dict(DEFAULTS)
+    merged.update(params)
+    out = {}  # type: Dict[str, Any]
+    out["messages"] = _int(merged, "messages", 1, MAX_MESSAGES)
+    out["concurrency"] = _int(merged, "concurrency", 1, MAX_CONCURRENCY)
+    out["size"] = _int(merged, "size", MIN_SIZE, MAX_SIZE)
+    if not isinstance(merged["server"], str):
+        raise ValueError("mailstorm: server must be host:port, not {!r}".format(merged["server"]))
+    mail_smtp.parse_server(merged["server"])
+    out["server"] = merged["server"].strip()
+    out["sink_confirmed"] = _bool(merged, "sink_confirmed")
+    out["recipient"] = check_recipient(merged["recipient"], out["sink_confirmed"])
+    poll = merged["queue_poll"]
+    if isinstance(poll, (int, float)) and not isinstance(poll, bool) and poll < MIN_QUEUE_POLL:
+        raise ValueError("mailstorm: queue_poll must be at least {:g} s (the queue is never polled faster), "
+                         "not {!r}".format(MIN_QUEUE_POLL, poll))
+    out["queue_poll"] = _number(merged, "queue_poll", MIN_QUEUE_POLL, 3600.0)
+    out["drain_timeout"] = _number(merged, "drain_timeout", 0.0, 24 * 3600.0)
+    out["session_per_message"] = _bool(merged, "session_per_message")
+    out["timeout"] = _number(merged, "timeout", 0.5, 600.0)
+    test_dir = merged["test_dir"] or ""
+    if not isinstance(test_dir, str) or (test_dir and not os.path.isabs(test_dir)):
+        raise ValueError("mailstorm: test_dir must be an absolute path, not {!r}".format(test_dir))
+    out["test_dir"] = test_dir
+    return out
+
+
+def expected_seconds(params: Dict[str, Any]) -> float:
+    # a storm of about 100 msg/s at worst, then the drain, then a last poll
+    storm = params["messages"] / 100.0 + 2 * params["timeout"]
+    return storm + params["drain_timeout"] + 2 * params["queue_poll"] + 30.0
+
+
+def run_id(ctx: Any) -> str:
+    try:
+        with open(os.path.join(ctx.run_dir, "spec.json"), "rb") as handle:
+            value = json.loads(handle.read().decode("utf-8")).get("run_id")
+        if value not in (None, ""):
+            return str(value)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return os.path.basename(str(ctx.run_dir).rstrip("/")) or "unknown"
+
+
+def build_message(run: str, recipient: str, size: int, serial: int) -> bytes:
+    """A message of `size` bytes (headers included), CRLF lines, nothing that needs dot-stuffing."""
+    headers = [
+        "From: " + FROM,
+        "To: <{}>".format(recipient),
+        "Subject: Benchbay mail storm {} #{}".format(run, serial),
+        "Date: " + time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime()),
+        "Message-ID: <benchbay-{}-{}-{}@benchbay.invalid>".format(run, os.getpid(), serial),
+        "X-Benchbay-Run: {}".format(run),
+        "MIME-Version: 1.0",
+        "Content-Type: text/plain; charset=us-ascii",
+        "",
+    ]
+    head = ("\r\n".join(headers) + "\r\n").encode("ascii")
+    line = b"benchbay mail storm filler: this message goes to a sink and is discarded.......\r\n"
+    left = max(size - len(head), 2)
+    body = (line * (left // len(line) + 1))[:left - 2] + b"\r\n"
+    return head + body
+
+
+def _share(total: int, workers: int, index: int) -> int:
+    return total // workers + (1 if index < total % workers else 0)
+
+
+class _QueuePoller:
+    """Queue depth over time, never polled faster than every `every` seconds."""
+
+    def __init__(self, ctx: Any, tool: str, every: float) -> None:
+        self.ctx, self.tool, self.every = ctx, tool, every
+        self.series = []  # type: List[List[float]]
+        self.last = None  # type: Optional[float]
+        self.start = time.monotonic()
+
+    def due(self) -> bool:
+        return bool(self.tool) and (self.last is None or time.monotonic() - self.last >= self.every)
+
+    def wait_due(self) -> float:
+        return 0.0 if self.last is None else max(self.every - (time.monotonic() - self.last), 0.0)
+
+    def poll(self) -> Optional[int]:
+        self.last = time.monotonic()
+        value = mail_queue.depth(self.tool, self.ctx.popen)
+        if value is not None:
+            self.series.append([round(self.last - self.start, 3), value])
+        return value
+
+
+def _pct_results(ctx: Any, prefix: str, values: List[float], meta: Dict[str, Any]) -> None:
+    figures = mail_stats.summary_ms(values)
+    for name, value in figures.items():
+        ctx.result(TEST, "{}_{}".format(prefix, name), value, "ms", dict(meta, samples=len(values)))
+
+
+def run(ctx: Any, params: Dict[str, Any]) -> None:
+    host, port = mail_smtp.parse_server(params["server"])
+    why = mail_smtp.probe(host, port, min(params["timeout"], 5.0))
+    if why:
+        run_synthetic(ctx, params, "{}:{}".format(host, port), why)
+        return
+    run_smtp(ctx, params, host, port)
+
+
+def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
+    rid = run_id(ctx)
+    mta = mail_queue.detect()
+    meta = {"synthetic": False, "server": params["server"], "recipient": params["recipient"],
+            "messages": params["messages"], "concurrency": params["concurrency"], "size": params["size"],
+            "session_per_message": params["session_per_message"], "run_marker": rid,
+            "mta": mta["mta"], "mta_version": mta["version"], "queue_dir": mta["queue_dir"],
+            "queue_tool": mta["queue_tool"], "queue_fs": mail_queue.filesystem(mta["queue_dir"])}
+    if not mta["queue_tool"]:
+        ctx.warning("mailstorm: no postqueue, exim or mailq here: queue depth and drain time are not measured")
+    poller = _QueuePoller(ctx, mta["queue_tool"], params["queue_poll"])
+    before = poller.poll() if poller.tool else None
+    workers = params["concurrency"]
+    stop = threading.Event()
+    stats = [mail_smtp.Stats() for _ in range(workers)]
+    sessions = []  # type: List[mail_smtp.Session]
+    threads = []  # type: List[threading.Thread]
+    serial = 0
+    with ctx.phase("storm", "Storm"):
+        for index in range(workers):
+            batch = []
+            for _ in range(_share(params["messages"], workers, index)):
+                serial += 1
+                batch.append(build_message(rid, params["recipient"], params["size"], serial))
+            thread = threading.Thread(target=mail_smtp.worker, name="mailstorm-{}".format(index), daemon=True,
+                                      args=(host, port, HELO, params["timeout"], SENDER, params["recipient"],
+                                            batch, params["session_per_message"], stats[index], stop, sessions))
+            threads.append(thread)
+        started = time.monotonic()
+        try:
+            for thread in threads:
+                thread.start()
+            next_progress = 0.0
+            while any(t.is_alive() for t in threads):
+                ctx.check()
+                now = time.monotonic()
+                if now >= next_progress:
+                    next_progress = now + PROGRESS_EVERY
+                    done = sum(s.attempted for s in stats)
+                    accepted = sum(s.accepted for s in stats)
+                    rate_now = accepted / max(now - started, 1e-6)
+                    ctx.progress("storm", done / params["messages"],
+                                 message="{} accepted, {:.0f} msg/s".format(accepted, rate_now))
+                if poller.due():
+                    poller.poll()
+                ctx.sleep(0.05)
+        finally:
+            stop.set()
+            if any(t.is_alive() for t in threads):
+                for session in list(sessions):
+                    session.abort()
+            for thread in threads:
+                thread.join(params["timeout"] + 1.0)
+        total = mail_smtp.merge(stats)
+        ctx.progress("storm", 1.0, eta_s=0.0, message="{} accepted".format(total.accepted))
+
+    first = total.first_attempt if total.first_attempt is not None else started
+    last = total.accept_times[-1] if total.accept_times else first
+    window = last - first
+    rate = total.accepted / window if window > 0 else 0.0
+    series = mail_stats.per_second(total.accept_times, first, last)
+    ctx.result(TEST, "accepted", total.accepted, "messages", dict(meta, attempted=total.attempted))
+    ctx.result(TEST, "accepted_per_s", round(rate, 2), "msg/s",
+               dict(meta, window_s=round(window, 4), per_second=series))
+    by_stage = {stage: total.failures.get(stage, {}) for stage in mail_smtp.STAGES if stage in total.failures}
+
+    def count(kind: str) -> int:
+        return sum(kinds.get(kind, 0) for kinds in total.failures.values())
+
+    fail_meta = dict(meta, by_stage=by_stage, last_error=total.last_error)
+    ctx.result(TEST, "refused_tcp", count("refused"), "connections", fail_meta)
+    ctx.result(TEST, "smtp_4xx", count("4xx"), "replies", fail_meta)
+    ctx.result(TEST, "smtp_5xx", count("5xx"), "replies", fail_meta)
+    ctx.result(TEST, "errors", count("error"), "sessions", fail_meta)
+    for prefix, kind in (("connect", "connect"), ("banner", "banner"), ("data", "eod")):
+        _pct_results(ctx, prefix, total.latency[kind], meta)
+    if total.accepted < params["messages"]:
+        ctx.warning("mailstorm: {} of {} messages accepted ({})".format(
+            total.accepted, params["messages"], total.last_error or "stopped"))
+
+    if not poller.tool:
+        return
+    drained_at = None  # type: Optional[float]
+    with ctx.phase("drain", "Queue drain"):
+        drain_start = time.monotonic()
+        baseline = before or 0
+        while True:
+            ctx.sleep(poller.wait_due())
+            depth = poller.poll()
+            now = time.monotonic()
+            if depth is not None and depth <= baseline:
+                drained_at = now
+                break
+            if now - drain_start >= params["drain_timeout"]:
+                break
+            fraction = (now - drain_start) / params["drain_timeout"] if params["drain_timeout"] else 1.0
+            ctx.progress("drain", fraction, eta_s=params["drain_timeout"] - (now - drain_start),
+                         message="{} in the queue".format(depth))
+        ctx.progress("drain", 1.0, eta_s=0.0)
+    depths = [d for _, d in poller.series]
+    queue_meta = dict(meta, series=poller.series, poll_s=params["queue_poll"], before=before)
+    ctx.result(TEST, "queue_max", max(depths) if depths else 0, "messages", queue_meta)
+    if drained_at is None:
+        ctx.warning("mailstorm: the queue was not drained within {:g} s".format(params["drain_timeout"]))
+    else:
+        ctx.result(TEST, "drain_s", round(max(drained_at - last, 0.0), 3), "s",
+                   dict(queue_meta, resolution_s=params["queue_poll"],
+                        note="time from the last accept to the first poll that found the queue drained"))
+
+
+def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> None:
+    ctx.warning("synthetic: no MTA listening on {}".format(where))
+    test_dir = os.path.realpath(params["test_dir"] or ctx.run_dir)
+    directory = os.path.join(test_dir, "benchbay-mailstorm-{}".format(os.getpid()))
+    ctx.add_cleanup_path(directory)
+    mail_synthetic.prepare(directory)
+    rid = run_id(ctx)
+    meta = {"synthetic": True, "server": params["server"], "reason": why, "messages": params["messages"],
+            "concurrency": params["concurrency"], "size": params["size"], "run_marker": rid,
+            "directory": test_dir, "fs": mail_queue.filesystem(test_dir),
+            "op": "create, write, fsync, rename, unlink per message"}
+    message = build_message(rid, params["recipient"], params["size"], 0)
+    stats = mail_synthetic.SyntheticStats()
+    stop = threading.Event()
+    errors = []  # type: List[str]
+
+    def work(index: int, count: int) -> None:
+        try:
+            mail_synthetic.worker(directory, index, count, message, stats, stop)
+        except OSError as exc:
+            errors.append("{}: {}".format(exc.filename or directory, exc.strerror or exc))
+
+    workers = params["concurrency"]
+    threads = [threading.Thread(target=work, args=(i, _share(params["messages"], workers, i)), daemon=True)
+               for i in range(workers)]
+    with ctx.phase("storm", "Storm (synthetic)"):
+        started = time.monotonic()
+        try:
+            for thread in threads:
+                thread.start()
+            next_progress = 0.0
+            while any(t.is_alive() for t in threads):
+                ctx.check()
+                now = time.monotonic()
+                if now >= next_progress:
+                    next_progress = now + PROGRESS_EVERY
+                    ctx.progress("storm", stats.accepted / params["messages"],
+                                 message="synthetic: {} queued".format(stats.accepted))
+                ctx.sleep(0.05)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(30.0)
+        ctx.progress("storm", 1.0, eta_s=0.0, message="synthetic: {} queued".format(stats.accepted))
+    if errors:
+        raise RuntimeError("mailstorm: synthetic storm failed: " + errors[0])
+    times = sorted(stats.accept_times)
+    last = times[-1] if times else started
+    window = last - started
+    ctx.result(TEST, "accepted", stats.accepted, "messages", dict(meta))
+    ctx.result(TEST, "accepted_per_s", round(stats.accepted / window, 2) if window > 0 else 0.0, "msg/s",
+               dict(meta, window_s=round(window, 4), per_second=mail_stats.per_second(times, started, last)))
+    for kind in ("create", "fsync", "total"):
+        _pct_results(ctx, "synthetic_" + kind, stats.latency[kind], meta)
+    shutil.rmtree(directory, ignore_errors=True)
+

@@ -1,0 +1,135 @@
+"""The host's MTA as the mail storm sees it: type and version, queue depth, queue directory and filesystem.
+
+Queue depth: `postqueue -j` (one JSON line per message), `exim -bpc` (a count) or `mailq` (lines that
+start with a queue id), whichever exists. Commands that are missing or fail give None, never an error.
+"""
+import os
+import re
+import shutil
+import subprocess
+from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
+
+COMMAND_TIMEOUT = 30.0
+SBIN = ("/usr/sbin", "/usr/local/sbin", "/sbin")
+_MAILQ_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{5,}[*!]?\s")
+
+
+def which(name: str) -> Optional[str]:
+    found = shutil.which(name)
+    if found:
+        return found
+    for directory in SBIN:   # sbin is often missing from a non-login PATH
+        path = os.path.join(directory, name)
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _output(argv: List[str], popen: Any = None) -> Optional[str]:
+    """stdout of argv, or None when it cannot run, fails or takes too long."""
+    runner = popen or subprocess.Popen
+    try:
+        proc = runner(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    try:
+        out, _ = proc.communicate(timeout=COMMAND_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    if proc.returncode != 0:
+        return None
+    return out.decode("utf-8", "replace")
+
+
+def detect() -> Dict[str, Any]:
+    """{"mta", "version", "queue_dir", "queue_tool"}; empty strings for what cannot be found."""
+    info = {"mta": "", "version": "", "queue_dir": "", "queue_tool": ""}  # type: Dict[str, Any]
+    postconf = which("postconf")
+    if postconf:
+        version = _output([postconf, "-h", "mail_version"])
+        if version is not None:
+            info.update(mta="postfix", version=version.strip())
+            info["queue_dir"] = (_output([postconf, "-h", "queue_directory"]) or "").strip()
+            if which("postqueue"):
+                info["queue_tool"] = "postqueue -j"
+            return info
+    exim = which("exim") or which("exim4")
+    if exim:
+        first = (_output([exim, "-bV"]) or "").splitlines()
+        if first:
+            match = re.search(r"version\s+(\S+)", first[0], re.I)
+            info.update(mta="exim", version=match.group(1) if match else first[0].strip())
+            info["queue_dir"] = (_output([exim, "-bP", "-n", "spool_directory"]) or "").strip()
+            info["queue_tool"] = os.path.basename(exim) + " -bpc"
+            return info
+    sendmail = which("sendmail")
+    if sendmail:
+        info["mta"] = "sendmail-compatible"
+        for line in (_output([sendmail, "-d0.1", "-bt"]) or "").splitlines():
+            if line.startswith("Version"):
+                info.update(mta="sendmail", version=line.split(None, 1)[-1].strip())
+                break
+        if os.path.isdir("/var/spool/mqueue"):
+            info["queue_dir"] = "/var/spool/mqueue"
+    if which("mailq"):
+        info["queue_tool"] = "mailq"
+    return info
+
+
+def count_mailq(text: str) -> int:
+    if "is empty" in text.lower():
+        return 0
+    return sum(1 for line in text.splitlines() if _MAILQ_ID.match(line))
+
+
+def depth(tool: str, popen: Any = None) -> Optional[int]:
+    """Messages in the queue now, or None when the tool is missing or fails."""
+    if tool == "postqueue -j":
+        path = which("postqueue")
+        out = _output([path, "-j"], popen) if path else None
+        return None if out is None else sum(1 for line in out.splitlines() if line.strip())
+    if tool.endswith(" -bpc"):
+        path = which(tool.split()[0])
+        out = _output([path, "-bpc"], popen) if path else None
+        try:
+            return None if out is None else int(out.strip() or "0")
+        except ValueError:
+            return None
+    if tool == "mailq":
+        path = which("mailq")
+        out = _output([path], popen) if path else None
+        return None if out is None else count_mailq(out)
+    return None
+
+
+def filesystem(path: str) -> Dict[str, Any]:
+    """Mount point, type and source of the filesystem holding `path` (/proc/self/mountinfo), and its space."""
+    out = {"path": path, "mount": "", "fstype": "", "source": ""}  # type: Dict[str, Any]
+    if not path:
+        return out
+    real = os.path.realpath(path)
+    best = ""
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            for line in handle:
+                left, _, right = line.partition(" - ")
+                fields, tail = left.split(), right.split()
+                if len(fields) < 5 or len(tail) < 2:
+                    continue
+                mount = fields[4].replace("\\040", " ")
+                inside = real == mount or real.startswith(mount.rstrip("/") + "/")
+                if inside and len(mount) >= len(best):
+                    best = mount
+                    out.update(mount=mount, fstype=tail[0], source=tail[1])
+    except OSError:
+        pass
+    try:
+        st = os.statvfs(real)
+        out["size_bytes"] = st.f_blocks * st.f_frsize
+        out["free_bytes"] = st.f_bavail * st.f_frsize
+        out["free_inodes"] = st.f_favail
+    except OSError:
+        pass
+    return out

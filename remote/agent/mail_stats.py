@@ -1,0 +1,30 @@
+"""Percentiles and per-second series for the mail storm (nearest rank: always a value that was measured)."""
+import math
+from typing import Dict, List, Sequence  # noqa: F401 - some only in type comments
+
+PERCENTILES = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0))
+
+
+def percentile(sorted_values: Sequence[float], pct: float) -> float:
+    if not sorted_values:
+        return 0.0
+    rank = max(int(math.ceil(pct / 100.0 * len(sorted_values))), 1)
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def summary_ms(values: Sequence[float]) -> Dict[str, float]:
+    """p50/p95/p99/max of seconds, in milliseconds."""
+    ordered = sorted(values)
+    return {name: round(percentile(ordered, pct) * 1000.0, 3) for name, pct in PERCENTILES}
+
+
+def per_second(times: Sequence[float], start: float, end: float) -> List[int]:
+    """How many of `times` fell in each whole second from start; the last bucket ends at `end`."""
+    if end < start:
+        return []
+    buckets = [0] * (int(end - start) + 1)
+    for t in times:
+        index = int(t - start)
+        if 0 <= index < len(buckets):
+            buckets[index] += 1
+    return buckets

@@ -1,0 +1,110 @@
+"""The restore test through the real run engine on `local` against the local PostgreSQL."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from app.run_orchestrator import RunControl, RunRequest, execute_run
+
+pytestmark = pytest.mark.integration
+
+LEFTOVERS = r"SELECT datname FROM pg_database WHERE datname ~ '^benchbay_[a-z0-9]+_(src|j1|jn)$'"
+
+
+def _psql(sql: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["psql", "-X", "-At", "-d", "postgres", "-c", sql], capture_output=True, text=True,
+                          timeout=30)
+
+
+@pytest.fixture(scope="module")
+def local_pg() -> None:
+    """PostgreSQL on the local socket for the current user: skip locally without it, fail under CI."""
+    why = ""
+    if not shutil.which("psql") or not shutil.which("pg_restore"):
+        why = "PostgreSQL client tools not installed"
+    else:
+        probe = _psql("SELECT 1")
+        if probe.returncode != 0:
+            why = f"local PostgreSQL not usable: {probe.stderr.strip()}"
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def _results(workbench, run_id: int) -> dict:
+    return {r.metric: r for r in workbench.store.runs.get(run_id).results}
+
+
+def _work(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+def test_restore_times_both_passes_and_leaves_nothing(workbench, local_pg, tmp_path) -> None:
+    work = _work(tmp_path)
+    request = RunRequest("local", "restore", {"size_mb": 8, "jobs": 2, "test_dir": str(work)}, interval=0.5)
+    outcome = execute_run(workbench, request, RunControl())
+
+    assert (outcome.status, outcome.error) == ("done", "")
+    results = _results(workbench, outcome.run_id)
+    for metric in ("restore_j1", "restore_jN"):
+        for part in ("total_s", "pre_data_s", "data_s", "post_data_s"):
+            assert results[f"{metric}.{part}"].value > 0 and results[f"{metric}.{part}"].unit == "s"
+        total = results[f"{metric}.total_s"].value
+        assert total >= results[f"{metric}.data_s"].value + results[f"{metric}.post_data_s"].value - 0.01
+        assert results[f"{metric}.mbps_dump"].metadata["denominator"] == "dump bytes"
+        assert results[f"{metric}.mbps_db"].metadata["denominator"] == "restored database size"
+        assert results[f"{metric}.rows_per_s"].value > 0
+    assert results["restore_jN.total_s"].metadata["jobs"] == 2
+    assert results["restore_j1.total_s"].metadata["jobs"] == 1
+    assert results["dump_bytes"].value > 100_000 and results["db_bytes"].value > 1_000_000
+    meta = results["db_bytes"].metadata
+    assert meta["kind"] == "postgresql" and meta["server_version"]
+    for key in ("fsync", "synchronous_commit", "wal_level", "maintenance_work_mem", "shared_buffers"):
+        assert meta[key], key
+    assert meta["durable"] == (meta["fsync"] == "on")
+
+    events = workbench.store.runs.events(outcome.run_id)
+    phases = [e["phase"] for e in events if e["type"] == "phase_start"]
+    assert phases == ["generate", "dump", "restore_j1", "restore_jn"]
+    assert _psql(LEFTOVERS).stdout.strip() == ""
+    assert list(work.iterdir()) == []          # the dump and its directory are gone
+
+
+def test_a_refused_login_fails_the_run_with_one_line(workbench, local_pg, tmp_path) -> None:
+    work = _work(tmp_path)
+    params = {"size_mb": 8, "dsn": "host=127.0.0.1 user=benchbay_no_such_role dbname=postgres",
+              "test_dir": str(work)}
+    outcome = execute_run(workbench, RunRequest("local", "restore", params, interval=0.5), RunControl())
+
+    assert outcome.status == "failed"
+    assert "\n" not in outcome.error and "PostgreSQL refused the login" in outcome.error
+    assert "benchbay_no_such_role" in outcome.error or "password" in outcome.error
+    assert not _results(workbench, outcome.run_id)
+    stored = workbench.store.runs.get(outcome.run_id)
+    assert stored is not None and stored.run.status == "failed"
+    assert list(work.iterdir()) == []
+
+
+def test_without_the_tools_a_file_level_restore_runs(workbench, tmp_path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    work = _work(tmp_path)
+    params = {"size_mb": 8, "pg_bindir": str(empty), "test_dir": str(work)}
+    outcome = execute_run(workbench, RunRequest("local", "restore", params, interval=0.5), RunControl())
+
+    assert (outcome.status, outcome.error) == ("done", "")
+    results = _results(workbench, outcome.run_id)
+    assert {"file_restore.total_s", "file_restore.extract_s", "file_restore.sync_s", "file_restore.mbps",
+            "file_restore.files_per_s", "file_restore.archive_bytes"} <= set(results)
+    assert all(r.metadata["kind"] == "file" for r in results.values())
+    assert results["file_restore.mbps"].metadata["denominator"] == "extracted bytes"
+    assert results["file_restore.files_per_s"].value > 0
+    warnings = [e["message"] for e in workbench.store.runs.events(outcome.run_id) if e["type"] == "warning"]
+    assert any("file-level restore" in w for w in warnings)
+    assert list(work.iterdir()) == []
