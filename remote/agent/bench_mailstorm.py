@@ -211,22 +211,16 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
             threads.append(thread)
         started = time.monotonic()
         try:
-            for thread in threads:
-                thread.start()
-            next_progress = 0.0
-            while any(t.is_alive() for t in threads):
-                ctx.check()
-                now = time.monotonic()
-                if now >= next_progress:
-                    next_progress = now + PROGRESS_EVERY
-                    done = sum(s.attempted for s in stats)
-                    accepted = sum(s.accepted for s in stats)
-                    rate_now = accepted / max(now - started, 1e-6)
-                    ctx.progress("storm", done / params["messages"],
-                                 message="{} accepted, {:.0f} msg/s".format(accepted, rate_now))
+            def report(now):
+                done = sum(s.attempted for s in stats)
+                accepted = sum(s.accepted for s in stats)
+                rate_now = accepted / max(now - started, 1e-6)
+                ctx.progress("storm", done / params["messages"],
+                             message="{} accepted, {:.0f} msg/s".format(accepted, rate_now))
                 if poller.due():
                     poller.poll()
-                ctx.sleep(0.05)
+
+            _run_threads(ctx, threads, report)
         finally:
             stop.set()
             if any(t.is_alive() for t in threads):
@@ -319,17 +313,8 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
     with ctx.phase("storm", "Storm (synthetic)"):
         started = time.monotonic()
         try:
-            for thread in threads:
-                thread.start()
-            next_progress = 0.0
-            while any(t.is_alive() for t in threads):
-                ctx.check()
-                now = time.monotonic()
-                if now >= next_progress:
-                    next_progress = now + PROGRESS_EVERY
-                    ctx.progress("storm", stats.accepted / params["messages"],
-                                 message="synthetic: {} queued".format(stats.accepted))
-                ctx.sleep(0.05)
+            _run_threads(ctx, threads, lambda now: ctx.progress(
+                "storm", stats.accepted / params["messages"], message="synthetic: {} queued".format(stats.accepted)))
         finally:
             stop.set()
             for thread in threads:
@@ -347,3 +332,16 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
         _pct_results(ctx, "synthetic_" + kind, stats.latency[kind], meta)
     shutil.rmtree(directory, ignore_errors=True)
 
+
+def _run_threads(ctx, threads, report):
+    """Start the senders and wait for them, reporting progress every PROGRESS_EVERY s; cancel stops the wait."""
+    for thread in threads:
+        thread.start()
+    next_progress = 0.0
+    while any(t.is_alive() for t in threads):
+        ctx.check()
+        now = time.monotonic()
+        if now >= next_progress:
+            next_progress = now + PROGRESS_EVERY
+            report(now)
+        ctx.sleep(0.05)

@@ -4,36 +4,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from app.run_orchestrator import RunControl, RunRequest, execute_run
+from tests.fixtures.processes import processes_using
 
 pytestmark = pytest.mark.integration
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def _processes_using(path: str) -> list[int]:
-    """The agent and its forked workers carry the run directory on their command line."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if path.encode() in cmdline and _running(int(entry.name)):
-                found.append(int(entry.name))
-    return found
 
 
 def _run_dir(workbench, run_id: int) -> str:
@@ -77,7 +54,7 @@ def test_cancel_during_the_multi_phase_stops_every_worker(workbench) -> None:
     run_dirs: list[str] = []
 
     def look_and_cancel() -> None:
-        seen["during"] = len(_processes_using(run_dirs[0])) if run_dirs else 0
+        seen["during"] = len(processes_using(run_dirs[0])) if run_dirs else 0
         control.cancel()
 
     def on_event(host: str, event: dict) -> None:
@@ -96,7 +73,7 @@ def test_cancel_during_the_multi_phase_stops_every_worker(workbench) -> None:
     run_dir = _run_dir(workbench, outcome.run_id)
     assert not os.path.exists(run_dir)
     deadline = time.monotonic() + 5
-    while _processes_using(run_dir) and time.monotonic() < deadline:
+    while processes_using(run_dir) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_using(run_dir) == []
+    assert processes_using(run_dir) == []
     assert not any(r.metric == "multi" for r in workbench.store.runs.get(outcome.run_id).results)

@@ -17,6 +17,7 @@ from app.run_orchestrator import RunControl, RunRequest, execute_run
 from remote.connect import connect
 from remote.run_session import RunSession
 from remote.telemetry import RawTickParser, TelemetryComputer
+from tests.fixtures.processes import processes_using, running
 from tests.fixtures.sshd import SshTestHost, known_hosts_for
 
 pytestmark = pytest.mark.integration
@@ -26,28 +27,6 @@ def _add(workbench, host: SshTestHost) -> str:
     workbench.add_host(host.spec())
     workbench.known_hosts.add(host.host_id, host.host_key())
     return host.name
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (this machine's init may be slow to reap)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def _processes_using(path: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if path.encode() in cmdline and _running(int(entry.name)):
-                found.append(int(entry.name))
-    return found
 
 
 def _started(events: list[dict]) -> dict:
@@ -93,7 +72,7 @@ def test_idle_run_over_ssh_is_stored_and_cleaned_up(workbench, ssh_host) -> None
 
     run_dir = _started(events)["run_dir"]
     assert not os.path.exists(run_dir)
-    assert _processes_using(run_dir) == []
+    assert processes_using(run_dir) == []
 
 
 def _connection_processes(listener: int) -> list[int]:
@@ -189,9 +168,9 @@ def test_cancel_stops_the_agent_and_removes_the_run_dir(workbench, ssh_host) -> 
     assert agent[-1]["type"] == "done" and agent[-1]["status"] == "cancelled"   # the agent stopped cleanly
     pid = agent[0]["pid"]
     run_dir = _started(stored)["run_dir"]
-    assert not _running(pid)
+    assert not running(pid)
     assert not os.path.exists(run_dir)
-    assert _processes_using(run_dir) == []
+    assert processes_using(run_dir) == []
 
 
 def test_orphaned_runs_clean_up_after_their_deadline(ssh_host, tmp_path) -> None:
@@ -207,15 +186,15 @@ def test_orphaned_runs_clean_up_after_their_deadline(ssh_host, tmp_path) -> None
     # as if the long test had run past its expected time: its deadline is 2 s from now
     uptime = float(Path("/proc/uptime").read_text().split()[0])
     Path(long.run_dir, "deadline").write_text(f"{uptime + 2:.0f}\n")
-    assert _running(agent_pid)
+    assert running(agent_pid)
 
     end = time.monotonic() + 20
     while time.monotonic() < end and any(os.path.exists(s.run_dir) for s in (short, long)):
         time.sleep(0.25)
     for session in (short, long):
         assert not os.path.exists(session.run_dir)
-        assert _processes_using(session.run_dir) == []
-    assert not _running(agent_pid)
+        assert processes_using(session.run_dir) == []
+    assert not running(agent_pid)
 
 
 def test_monitor_on_a_host_without_python(workbench, ssh_host_nopython) -> None:
