@@ -15,6 +15,7 @@ from remote.connect import connect
 from remote.local_transport import LocalTransport
 from remote.telemetry import RawTickParser, Snapshot, TelemetryComputer, TelemetrySample, sampler_script
 from remote.telemetry.sampler import start_command
+from tests.fixtures.processes import group_members, running
 from tests.fixtures.sshd import SshTestHost, known_hosts_for
 
 pytestmark = pytest.mark.integration
@@ -22,28 +23,6 @@ pytestmark = pytest.mark.integration
 
 def uptime() -> float:
     return float(Path("/proc/uptime").read_text().split()[0])
-
-
-def running(pid: int) -> bool:
-    """Alive and not a zombie (a detached sampler is reaped by whoever adopts it, maybe late)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
-def group_members(pgid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry.name))
-    return found
 
 
 def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
