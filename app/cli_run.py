@@ -6,6 +6,7 @@ Progress on stderr (one line per host per second at most), a readable summary pe
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import sys
 import threading
@@ -39,10 +40,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--preset", choices=PRESETS, help="the test's preset (default: quick)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                      help="a test parameter (the value is read as JSON when it parses, else as text)")
+    run.add_argument("--pg-password", action="store_true",
+                     help="restore with a DSN: ask for the PostgreSQL password (read from stdin when it is not a "
+                          "terminal); it is sent to the agent over SSH, never written to disk or stored")
     add_interval_option(run)
     run.add_argument("--json", action="store_true", help="print the runs and their results as JSON")
     run.set_defaults(handler=_run)
     run.error = _one_line_error   # type: ignore[method-assign]  # a wrong test name: one line, not the usage
+
+
+def _read_secret(prompt: str) -> str:
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt)
+    return sys.stdin.readline().rstrip("\r\n")
 
 
 def _one_line_error(message: str) -> None:
@@ -99,6 +109,10 @@ class _Progress:
 def _run(bench: Workbench, args: argparse.Namespace) -> int:
     check_interval(args.interval)
     params = parse_settings(args.settings)
+    if any(key in params for key in benches.SECRET_PARAMS):
+        raise UsageError("a password does not go on the command line (ps shows it to everyone): use --pg-password")
+    if args.pg_password:
+        params["password"] = _read_secret("PostgreSQL password: ")
     if args.preset:
         if params.get("preset", args.preset) != args.preset:
             raise UsageError(f"--preset {args.preset} and --set preset={params['preset']} disagree")

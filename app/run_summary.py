@@ -58,7 +58,7 @@ def _field(result: Any, name: str) -> Any:
     return result.get(name) if isinstance(result, Mapping) else getattr(result, name, None)
 
 
-def _parts(result: Any) -> tuple[str, str, float, str, dict]:
+def result_parts(result: Any) -> tuple[str, str, float, str, dict]:
     return (str(_field(result, "test") or ""), str(_field(result, "metric") or ""),
             float(_field(result, "value") or 0.0), str(_field(result, "unit") or ""),
             dict(_field(result, "metadata") or {}))
@@ -135,7 +135,7 @@ class DiskJob:
 def disk_jobs(results: Iterable[Any], reading_order: bool = False) -> list[DiskJob]:
     """The disk results grouped by job, in the order the jobs ran (or in job_order)."""
     jobs: dict[str, DiskJob] = {}
-    for test, metric, value, _unit, metadata in map(_parts, results):
+    for test, metric, value, _unit, metadata in map(result_parts, results):
         if test != "disk" or "." not in metric:
             continue
         name, _, quantity = metric.partition(".")
@@ -194,8 +194,11 @@ def disk_caveats(results: Iterable[Any]) -> list[str]:
 
 
 def caveats(results: Iterable[Any], warnings: Iterable[str] = ()) -> list[str]:
-    """The run's warnings (once each), then the disk caveats."""
-    return list(dict.fromkeys(warnings)) + disk_caveats(results)
+    """The run's warnings (once each), then the disk, mail storm and restore caveats."""
+    from app.run_summary_services import service_caveats  # it builds on this module's tables
+
+    results = list(results)
+    return list(dict.fromkeys(warnings)) + disk_caveats(results) + service_caveats(results)
 
 
 def sweep_line(results: Iterable[Any]) -> str:
@@ -211,7 +214,7 @@ def cpu_figures(results: Iterable[Any]) -> tuple[dict[str, float], dict[str, dic
     """metric -> value, and phase ("single"/"multi"/"scaling") -> its metadata."""
     values: dict[str, float] = {}
     metadata: dict[str, dict] = {}
-    for test, metric, value, _unit, meta in map(_parts, results):
+    for test, metric, value, _unit, meta in map(result_parts, results):
         if test == "cpu":
             values[metric] = value
             metadata.setdefault(metric.partition(".")[0], meta)
@@ -247,7 +250,7 @@ def cpu_lines(results: Sequence[Any]) -> list[str]:
 def cpu_versions(results: Iterable[Any]) -> dict[str, str]:
     """python / zlib / openssl as the cpu test recorded them."""
     found: dict[str, str] = {}
-    for test, _metric, _value, _unit, meta in map(_parts, results):
+    for test, _metric, _value, _unit, meta in map(result_parts, results):
         if test == "cpu":
             for key, _ in VERSION_KEYS:
                 if key in meta and key not in found:
@@ -284,9 +287,12 @@ def version_differences(runs_results: Mapping[str, Iterable[Any]] | Iterable[tup
 
 # -- any run ---------------------------------------------------------------------------------------
 
-def other_table(results: Iterable[Any], skip: tuple[str, ...] = ("disk", "cpu")) -> Table:
+SUMMARISED = ("disk", "cpu", "mailstorm", "restore")   # tests with their own tables
+
+
+def other_table(results: Iterable[Any], skip: tuple[str, ...] = SUMMARISED) -> Table:
     table = Table(("test", "metric", "value", "unit"))
-    for test, metric, value, unit, _ in map(_parts, results):
+    for test, metric, value, unit, _ in map(result_parts, results):
         if test not in skip:
             table.rows.append((test, metric, f"{value:g}", unit))
     return table
@@ -298,7 +304,7 @@ def summary_text(host: str, status: str, results: Sequence[Any], warnings: Seque
     results = list(results)
     stored = f"run {run_id}" if run_id is not None else "not stored"
     lines = [f"{host}: {status} ({stored})" + (f" — {error}" if error else "")]
-    tests = {_parts(r)[0] for r in results}
+    tests = {result_parts(r)[0] for r in results}
     if "disk" in tests:
         lines.append(disk_table(results).text("  "))
         sweep = sweep_line(results)
@@ -307,7 +313,11 @@ def summary_text(host: str, status: str, results: Sequence[Any], warnings: Seque
     if "cpu" in tests:
         lines.append(cpu_table(results).text("  "))
         lines += ["  " + line for line in cpu_lines(results)]
-    if tests - {"disk", "cpu"}:
+    if tests & {"mailstorm", "restore"}:
+        from app.run_summary_services import service_text  # it builds on this module's tables
+
+        lines += service_text(results)
+    if tests - set(SUMMARISED):
         lines.append(other_table(results).text("  "))
     if not results and status == "done":
         lines.append("  no results")

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from remote.agent import benches
+from remote.agent.run_secrets import SECRETS_FIFO
 from remote.agent_package import build_agent
 from remote.agent_run import AGENT_FILE, find_python
 from remote.errors import BenchbayError, RemoteCommandError
@@ -31,6 +32,7 @@ DEFAULT_MARGIN = 300.0              # seconds a run outlives its expected durati
 CANCEL_GRACE = 5.0                  # seconds the agent gets to stop cleanly before SIGKILL
 KEEPALIVE_EVERY = 10.0              # seconds between deadline renewals (less with a short margin)
 REMOTE_TIMEOUT = 20.0               # seconds for the small commands of a run
+SECRETS_TIMEOUT = 15.0              # seconds the agent has to open its secrets fifo after it started
 
 class Control(Protocol):
     @property
@@ -120,17 +122,24 @@ class RunSession:
         self.event_tail = EventTail(f"{run_dir}/events.jsonl")
         self.sample_tail = SampleTail(f"{run_dir}/samples.raw", self._parser or RawTickParser(),
                                       self._computer or TelemetryComputer())
+        secrets: dict[str, str] = {}
         try:
             self.transport.put_bytes(sampler_script(), f"{run_dir}/{SAMPLER_FILE}", mode=0o700)
             if python:
                 self.transport.put_bytes(build_agent(), f"{run_dir}/{AGENT_FILE}", mode=0o600)
-                spec = {"test": self.test, "params": self.params, "run_id": self.run_id}
+                secrets = {k: v for k, v in self.params.items() if k in benches.SECRET_PARAMS and v}
+                spec = {"test": self.test, "params": {k: v for k, v in self.params.items() if k not in secrets},
+                        "run_id": self.run_id}
+                if secrets:   # never in a file: written into a fifo the agent reads once (run_secrets)
+                    spec["secrets"] = SECRETS_FIFO
                 self.transport.put_bytes(json.dumps(spec).encode(), f"{run_dir}/spec.json", mode=0o600)
             lines = [
                 f"cd {_q(run_dir)} || exit 1",
                 self._deadline_command(0.0, (self.expected or 0.0) + self.margin) + " || exit 1",
                 start_command(run_dir, self.interval),
             ]
+            if secrets:
+                lines.append(f"mkfifo -m 600 {SECRETS_FIFO} || exit 1")
             if python:
                 # the background sh becomes the agent by exec (same pid), and the agent makes it its own
                 # session; the pid is written here, before start() returns, so cancel can always find it
@@ -138,8 +147,14 @@ class RunSession:
                     "sh -c 'exec \"$0\" -E -s agent.pyz run --run-dir \"$1\"' "
                     f"{_q(python)} {_q(run_dir)} </dev/null >>agent.log 2>&1 & echo $! > agent.pid"
                 )
+            stdin = None
+            if secrets:
+                # from this command's stdin into the fifo: no file, no argv, no environment holds them
+                lines.append(f"[ -p {SECRETS_FIFO} ] && timeout {SECRETS_TIMEOUT:.0f} sh -c 'cat > {SECRETS_FIFO}' "
+                             "|| { echo 'the agent did not take the secrets' >&2; exit 1; }")
+                stdin = (json.dumps(secrets) + "\n").encode()
             lines.append("printf 'deadline=%s\\n' \"$(cat deadline)\"")
-            result = self.transport.run("\n".join(lines), timeout=REMOTE_TIMEOUT)
+            result = self.transport.run("\n".join(lines), timeout=REMOTE_TIMEOUT, stdin=stdin)
             found = [w for w in result.text().split() if w.startswith("deadline=")]
             if not result.ok or not found:
                 raise RemoteCommandError(f"{self.host}: could not start the run: "

@@ -66,7 +66,15 @@ METRICS_BY_KEY = {m.key: m for m in METRICS}
 class Marker:
     x: float
     label: str
-    kind: str        # "start" or "end"
+    kind: str        # "start" or "end" of a phase, or "point": a moment the test names (e.g. "Last accept")
+
+
+MERGE_S = 1.5   # markers closer than this share one line: their labels would overlap
+
+
+def _merged_label(point: str, phase: str) -> str:
+    """ "Storm start" already says "Storm"; otherwise both names on the one line."""
+    return point if point.lower().startswith(phase.lower()) else f"{point} · {phase}"
 
 
 def _disk_values(stats: dict[str, float]) -> dict[str, float]:
@@ -217,17 +225,33 @@ class HostSeries:
         if kind in ("phase_start", "phase_end") and isinstance(t, (int, float)):
             label = str(event.get("label") or event.get("phase") or "phase")
             x = self.x(float(t))
+            near = [m for m in self.markers if abs(m.x - x) < MERGE_S]
+            point = next((m for m in near if m.kind == "point"), None)
             if kind == "phase_start":
+                self.phase, self.progress, self.eta, self.state = label, None, None, "running"
+                if point is not None:
+                    self._replace(point, Marker(point.x, _merged_label(point.label, label), "point"))
+                    return True, True
                 # a phase that starts where the last one ended needs one line, not two
-                if self.markers and self.markers[-1].kind == "end" and x - self.markers[-1].x < 1.5:
+                if self.markers and self.markers[-1].kind == "end" and x - self.markers[-1].x < MERGE_S:
                     self.markers.pop()
                 self.markers.append(Marker(x, label, "start"))
-                self.phase, self.progress, self.eta, self.state = label, None, None, "running"
             else:
-                self.markers.append(Marker(x, f"{label} end", "end"))
                 if self.phase == label:
                     self.progress = 1.0
+                if point is None:
+                    self.markers.append(Marker(x, f"{label} end", "end"))
             return True, True
+        if kind == "marker" and isinstance(t, (int, float)):
+            label = str(event.get("label") or event.get("marker") or "marker")
+            x = self.x(float(t))
+            near = [m for m in self.markers if abs(m.x - x) < MERGE_S]
+            for other in near:
+                self.markers.remove(other)
+            phase = next((m.label for m in near if m.kind == "start"), None)
+            self.markers.append(Marker(x, _merged_label(label, phase) if phase else label, "point"))
+            self.markers.sort(key=lambda m: m.x)
+            return True, False
         if kind == "progress":
             fraction = event.get("fraction")
             self.progress = float(fraction) if isinstance(fraction, (int, float)) else None
@@ -262,6 +286,9 @@ class HostSeries:
                 return False, True
             return False, False
         return False, False
+
+    def _replace(self, old: Marker, new: Marker) -> None:
+        self.markers[self.markers.index(old)] = new
 
     def status_text(self) -> str:
         """One line: what the host is doing (phase, progress, ETA) or why it stopped."""

@@ -3,7 +3,9 @@
 Takes plain data (a RunRecord, its ResultSamples, the run's warning messages). Disk results are
 "{job}.{quantity}" metrics of the test "disk" (iops, mbps, lat_mean, lat_p50 ... lat_p99.9) with the
 engine and direct/cached in their metadata; CPU results are single, multi, scaling and
-"{single|multi}.{kernel}"; anything else is listed as metric, value, unit. What the figures mean
+"{single|multi}.{kernel}"; mail storm and restore runs get their summary lines and a table (latency per
+SMTP stage, or one row per pg_restore pass) with their labels (synthetic, non-durable, file level) in the
+title; anything else is listed as metric, value, unit. What the figures mean
 (job labels, numbers, the sweep, the caveats) is app.run_summary's, as `benchbay run` prints it;
 this is only its Qt layer.
 """
@@ -30,9 +32,11 @@ from PySide6.QtWidgets import (
 from app.run_summary import (
     CPU_KERNELS,
     LATENCIES,
+    MISSING,
     NO_VALUE,
     VERSION_KEYS,
     DiskJob,
+    Table,
     caveats,
     cpu_figures,
     cpu_versions,
@@ -43,11 +47,23 @@ from app.run_summary import (
     number,
     sweep_knee,
 )
+from app.run_summary_services import (
+    FILE_LEVEL_LABEL,
+    NON_DURABLE_LABEL,
+    SYNTHETIC_LABEL,
+    mail_latency_table,
+    mail_lines,
+    mail_synthetic,
+    restore_kind,
+    restore_lines,
+    restore_table,
+)
 from widgets.live_plot import BACKGROUND, INK, MUTED
 
 DISK_COLUMNS = ("Job", "IOPS", "MB/s", "Mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "Engine", "I/O")
 BAR = "#2f6db5"
 CACHED = QColor("#f6e3b4")
+BADGE_STYLE = "background: #c0392b; color: white; font-weight: bold"
 WARN_STYLE = "background: #fff4d6; border: 1px solid #e5c36b; border-radius: 3px; padding: 4px; color: #5c4500;"
 
 
@@ -91,6 +107,10 @@ class ResultsView(QWidget):
         self.warnings_label.setObjectName("resultsWarnings")
         self.warnings_label.setWordWrap(True)
         self.warnings_label.setStyleSheet(WARN_STYLE)
+        self.summary_label = QLabel("")
+        self.summary_label.setObjectName("resultsSummary")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget()
         self.table.setObjectName("resultsTable")
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -111,7 +131,7 @@ class ResultsView(QWidget):
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
-        for widget in (self.title, self.warnings_label, self.table, self.latency_title):
+        for widget in (self.title, self.warnings_label, self.summary_label, self.table, self.latency_title):
             layout.addWidget(widget)
         layout.addLayout(self.latency_grid)
         layout.addWidget(self.sweep_plot)
@@ -132,8 +152,12 @@ class ResultsView(QWidget):
         self.warnings_label.setText("\n".join(f"⚠ {note}" for note in notes))
         self.warnings_label.setVisible(bool(notes))
         self._clear_latency()
+        self.summary_label.setText("")
+        tests = {sample.test for sample in results}
         jobs = disk_jobs(results, reading_order=True)
-        if jobs:
+        if tests & {"mailstorm", "restore"}:
+            self._service(results)
+        elif jobs:
             self._disk_table(jobs)
             self._latency_charts(jobs)
         elif any(s.test == "cpu" for s in results):
@@ -143,6 +167,7 @@ class ResultsView(QWidget):
         points = disk_sweep(results)
         self.sweep_data = ([w for w, _ in points], [i for _, i in points])
         self._sweep(*self.sweep_data)
+        self.summary_label.setVisible(bool(self.summary_label.text()))
         self._fit_table()
 
     # -- tables ----------------------------------------------------------------------------------
@@ -193,6 +218,33 @@ class ResultsView(QWidget):
             self.title.setText(f"{self.title.text()}<br><span style='color:{MUTED}'>"
                                f"{' · '.join(versions)}</span>")
 
+    def _service(self, results: list[Any]) -> None:
+        """Mail storm or restore: the labels in the title, the summary lines, then the table."""
+        badges = []
+        if mail_synthetic(results):
+            badges.append(SYNTHETIC_LABEL)
+        kind = restore_kind(results)
+        if kind == "file":
+            badges.append(FILE_LEVEL_LABEL)
+        lines = mail_lines(results) + restore_lines(results)
+        if any(line.startswith(NON_DURABLE_LABEL) for line in lines):
+            badges.append(NON_DURABLE_LABEL)
+        if badges:
+            self.title.setText(self.title.text() + "".join(f" <span style='{BADGE_STYLE}'>&nbsp;{b}&nbsp;</span>"
+                                                           for b in badges))
+        self.summary_label.setText("\n".join(lines))
+        table = mail_latency_table(results) if any(s.test == "mailstorm" for s in results) else restore_table(results)
+        self._fill(table)
+
+    def _fill(self, table: Table) -> None:
+        self.table.clear()
+        self.table.setColumnCount(len(table.headers))
+        self.table.setHorizontalHeaderLabels(list(table.headers))
+        self.table.setRowCount(len(table.rows))
+        for row, cells in enumerate(table.rows):
+            for column, text in enumerate(cells):
+                self.table.setItem(row, column, _item(NO_VALUE if text == MISSING else text, right=column > 0))
+
     def _generic_table(self, results: list[Any]) -> None:
         self.table.clear()
         self.table.setColumnCount(4)
@@ -219,6 +271,7 @@ class ResultsView(QWidget):
     # -- charts ----------------------------------------------------------------------------------
 
     def _clear_latency(self) -> None:
+        self.latency_title.setVisible(False)   # shown again only with disk jobs' charts
         for plot in self.latency_plots.values():
             self.latency_grid.removeWidget(plot)
             plot.deleteLater()

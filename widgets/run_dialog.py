@@ -36,8 +36,11 @@ from remote.agent import bench_cpu, bench_disk, benches
 from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.run_progress import RunProgress
+from widgets.run_service_forms import MailStormForm, RestoreForm
 
-TESTS = (("disk", "Disk"), ("cpu", "CPU"), ("idle", "Idle (demo)"))
+TESTS = (("disk", "Disk"), ("cpu", "CPU"), ("idle", "Idle (demo)"), ("mailstorm", "Mail storm"),
+         ("restore", "Restore (PostgreSQL)"))
+WITH_PRESETS = ("disk", "cpu", "idle")
 PRESETS = tuple(bench_disk.PRESETS)   # quick, full
 # the agent's presets and jobs (remote/agent/bench_disk.py, bench_cpu.py): what runs is what is shown
 DISK_PRESETS = bench_disk.PRESETS
@@ -191,8 +194,13 @@ class RunDialog(QDialog):
         idle_form.addRow("Measure phase:", self.idle_measure)
         idle_form.addRow("", QLabel("Only waits: shows how a run, its phases and its progress look."))
 
+        self.mail_form = MailStormForm()
+        self.restore_form = RestoreForm()
+        for page_form in (self.mail_form, self.restore_form):
+            page_form.changed.connect(self.validate)
+
         self.params_stack = QStackedWidget()
-        for page in (disk, cpu, idle):
+        for page in (disk, cpu, idle, self.mail_form, self.restore_form):   # in the order of TESTS
             self.params_stack.addWidget(page)
         self.params_box = QGroupBox("Parameters")
         box_layout = QVBoxLayout(self.params_box)
@@ -268,6 +276,7 @@ class RunDialog(QDialog):
 
     def _test_changed(self) -> None:
         self.params_stack.setCurrentIndex(self.test_combo.currentIndex())
+        self.preset_combo.setEnabled(self.test() in WITH_PRESETS)
         self._apply_preset()
 
     def _apply_preset(self) -> None:
@@ -289,6 +298,10 @@ class RunDialog(QDialog):
     def params(self) -> dict[str, Any]:
         """The test's parameters as the agent takes them; ValueError naming what is wrong."""
         test, preset = self.test(), str(self.preset_combo.currentData())
+        if test == "mailstorm":
+            return self.mail_form.params()
+        if test == "restore":
+            return self.restore_form.params()
         if test == "idle":
             return {"phases": [["warmup", "Warm-up", self.idle_warmup.value()],
                                ["measure", "Measure", self.idle_measure.value()]]}

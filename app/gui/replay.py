@@ -57,7 +57,7 @@ def load_stored_run(bench: Any, run_id: int) -> StoredRun:
     t0s = [e.get("t0") for e in events if e.get("type") == "telemetry" and isinstance(e.get("t0"), (int, float))]
     t0 = float(t0s[-1]) if t0s else 0.0
     if not t0s:
-        events = [e for e in events if e.get("type") not in ("phase_start", "phase_end")]
+        events = [e for e in events if e.get("type") not in ("phase_start", "phase_end", "marker")]
     return StoredRun(detail.run, t0, series_to_samples(series, t0), events)
 
 

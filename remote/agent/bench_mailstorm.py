@@ -6,6 +6,8 @@ Every message carries "X-Benchbay-Run: <run id>".
 
 Phases: "storm" (the messages; accepts per second as progress) and "drain" (the MTA's queue polled,
 never faster than every 5 s, until it is back to where it was before the storm or drain_timeout).
+Markers for the live graphs: "Storm start", "Last accept" (written once the storm is over, at the
+time of the last accept) and "Queue drained" (the poll that found it drained).
 When nothing listens on the server: a synthetic queue storm on the test directory, every result
 labelled synthetic: true.
 """
@@ -14,9 +16,9 @@ import os
 import shutil
 import threading
 import time
-from typing import Any, Dict, List, Optional  # noqa: F401 - some only in type comments
+from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 - some only in type comments
 
-from . import mail_queue, mail_smtp, mail_stats, mail_synthetic
+from . import mail_queue, mail_sender, mail_smtp, mail_stats, mail_synthetic
 
 TEST = "mailstorm"
 DEFAULTS = {
@@ -119,14 +121,14 @@ def run_id(ctx: Any) -> str:
     return os.path.basename(str(ctx.run_dir).rstrip("/")) or "unknown"
 
 
-def build_message(run: str, recipient: str, size: int, serial: int) -> bytes:
+def build_message(run: str, recipient: str, size: int, serial: int, pid: int = 0) -> bytes:
     """A message of `size` bytes (headers included), CRLF lines, nothing that needs dot-stuffing."""
     headers = [
         "From: " + FROM,
         "To: <{}>".format(recipient),
         "Subject: Benchbay mail storm {} #{}".format(run, serial),
         "Date: " + time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime()),
-        "Message-ID: <benchbay-{}-{}-{}@benchbay.invalid>".format(run, os.getpid(), serial),
+        "Message-ID: <benchbay-{}-{}-{}@benchbay.invalid>".format(run, pid or os.getpid(), serial),
         "X-Benchbay-Run: {}".format(run),
         "MIME-Version: 1.0",
         "Content-Type: text/plain; charset=us-ascii",
@@ -137,6 +139,18 @@ def build_message(run: str, recipient: str, size: int, serial: int) -> bytes:
     left = max(size - len(head), 2)
     body = (line * (left // len(line) + 1))[:left - 2] + b"\r\n"
     return head + body
+
+
+def wall_clock(monotonic: float) -> float:
+    """time.time() of a time.monotonic() reading: event times are the host's wall clock."""
+    return time.time() - (time.monotonic() - monotonic)
+
+
+def _messages(run: str, recipient: str, size: int, first: int, count: int) -> Iterator[bytes]:
+    # built as they are sent: a few microseconds each, and a million messages never sit in memory at once
+    pid = os.getpid()
+    for serial in range(first, first + count):
+        yield build_message(run, recipient, size, serial, pid)
 
 
 def _share(total: int, workers: int, index: int) -> int:
@@ -195,40 +209,34 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
     before = poller.poll() if poller.tool else None
     workers = params["concurrency"]
     stop = threading.Event()
-    stats = [mail_smtp.Stats() for _ in range(workers)]
-    sessions = []  # type: List[mail_smtp.Session]
-    threads = []  # type: List[threading.Thread]
+    total = mail_smtp.Stats()
+    batches = []
     serial = 0
+    for index in range(workers):
+        count = _share(params["messages"], workers, index)
+        batches.append(_messages(rid, params["recipient"], params["size"], serial + 1, count))
+        serial += count
+    # one thread drives every session (mail_sender); this one reports progress and watches for cancel
+    sender = threading.Thread(target=mail_sender.storm, name="mailstorm", daemon=True,
+                              args=(host, port, HELO, params["timeout"], SENDER, params["recipient"], batches,
+                                    params["session_per_message"], total, stop))
     with ctx.phase("storm", "Storm"):
-        for index in range(workers):
-            batch = []
-            for _ in range(_share(params["messages"], workers, index)):
-                serial += 1
-                batch.append(build_message(rid, params["recipient"], params["size"], serial))
-            thread = threading.Thread(target=mail_smtp.worker, name="mailstorm-{}".format(index), daemon=True,
-                                      args=(host, port, HELO, params["timeout"], SENDER, params["recipient"],
-                                            batch, params["session_per_message"], stats[index], stop, sessions))
-            threads.append(thread)
+        ctx.marker("storm_start", "Storm start")
         started = time.monotonic()
         try:
             def report(now):
-                done = sum(s.attempted for s in stats)
-                accepted = sum(s.accepted for s in stats)
+                with total.lock:
+                    done, accepted = total.attempted, total.accepted
                 rate_now = accepted / max(now - started, 1e-6)
                 ctx.progress("storm", done / params["messages"],
                              message="{} accepted, {:.0f} msg/s".format(accepted, rate_now))
                 if poller.due():
                     poller.poll()
 
-            _run_threads(ctx, threads, report)
+            _run_threads(ctx, [sender], report)
         finally:
             stop.set()
-            if any(t.is_alive() for t in threads):
-                for session in list(sessions):
-                    session.abort()
-            for thread in threads:
-                thread.join(params["timeout"] + 1.0)
-        total = mail_smtp.merge(stats)
+            sender.join(params["timeout"] + 1.0)
         ctx.progress("storm", 1.0, eta_s=0.0, message="{} accepted".format(total.accepted))
 
     first = total.first_attempt if total.first_attempt is not None else started
@@ -236,6 +244,8 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
     window = last - first
     rate = total.accepted / window if window > 0 else 0.0
     series = mail_stats.per_second(total.accept_times, first, last)
+    if total.accept_times:
+        ctx.marker("last_accept", "Last accept", at=wall_clock(last))
     ctx.result(TEST, "accepted", total.accepted, "messages", dict(meta, attempted=total.attempted))
     ctx.result(TEST, "accepted_per_s", round(rate, 2), "msg/s",
                dict(meta, window_s=round(window, 4), per_second=series))
@@ -267,6 +277,7 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
             now = time.monotonic()
             if depth is not None and depth <= baseline:
                 drained_at = now
+                ctx.marker("queue_drained", "Queue drained", at=wall_clock(now))
                 break
             if now - drain_start >= params["drain_timeout"]:
                 break
@@ -311,6 +322,7 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
     threads = [threading.Thread(target=work, args=(i, _share(params["messages"], workers, i)), daemon=True)
                for i in range(workers)]
     with ctx.phase("storm", "Storm (synthetic)"):
+        ctx.marker("storm_start", "Storm start (synthetic)")
         started = time.monotonic()
         try:
             _run_threads(ctx, threads, lambda now: ctx.progress(
@@ -325,6 +337,8 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
     times = sorted(stats.accept_times)
     last = times[-1] if times else started
     window = last - started
+    if times:
+        ctx.marker("last_accept", "Last accept (synthetic)", at=wall_clock(last))
     ctx.result(TEST, "accepted", stats.accepted, "messages", dict(meta))
     ctx.result(TEST, "accepted_per_s", round(stats.accepted / window, 2) if window > 0 else 0.0, "msg/s",
                dict(meta, window_s=round(window, 4), per_second=mail_stats.per_second(times, started, last)))

@@ -52,10 +52,8 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
         raise ValueError("restore: password must be text")
     if password and connection != "dsn":
         raise ValueError("restore: a password is only used with connection dsn")
-    if password:
-        # the run spec is a file on the host, and passwords never go to disk in plain text
-        raise ValueError("restore: a password cannot be passed yet; use peer authentication or a ~/.pgpass "
-                         "(mode 0600) for the login user on the host")
+    if "\n" in password or "\0" in password:
+        raise ValueError("restore: the password must be one line")
     out = {"size_mb": size_mb, "jobs": jobs, "connection": connection, "dsn": dsn.strip()}
     if password:
         out["password"] = password
@@ -106,13 +104,15 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
 def _postgres(ctx: Any, params: Dict[str, Any], pg: Any, jobs: int) -> None:
     info = parse_settings(pg.psql("postgres", "SELECT 'server_version', current_setting('server_version') UNION ALL "
                                   "SELECT 'server_version_num', current_setting('server_version_num') UNION ALL "
+                                  "SELECT 'user', current_user UNION ALL "
                                   "SELECT 'can_create', (rolcreatedb OR rolsuper)::text FROM pg_roles "
                                   "WHERE rolname = current_user UNION ALL "
                                   "SELECT name, current_setting(name) FROM unnest(ARRAY['fsync', 'synchronous_commit', "
                                   "'wal_level', 'maintenance_work_mem', 'shared_buffers']) AS name",
                                   "reading the server settings"))
     if info.get("can_create") != "true":
-        raise RestoreError("restore: the PostgreSQL role may not create databases (it needs CREATEDB)")
+        raise RestoreError("restore: the PostgreSQL role \"{}\" may not create databases; grant it CREATEDB "
+                           "(ALTER ROLE ... CREATEDB) or log in as a role that has it".format(info.get("user") or ""))
     force = int(info.get("server_version_num") or 0) >= 130000
     durable = info.get("fsync", "on") == "on"
     meta = {"kind": "postgresql", "server_version": info.get("server_version", ""),

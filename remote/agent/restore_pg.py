@@ -188,7 +188,10 @@ def connect(ctx: Any, tools: Dict[str, str], dsn: str, password: str) -> Tuple[O
         return None, error_line(err)
     where = "the server in the DSN" if dsn else "the local server"
     if kind == "auth":
-        raise RestoreError("restore: PostgreSQL refused the login to {}: {}".format(where, error_line(err)))
+        advice = ("check the user in the DSN and the password, and the server's pg_hba.conf"
+                  if dsn else "run the agent as root or as a user with a PostgreSQL role, or give a DSN")
+        raise RestoreError("restore: PostgreSQL refused the login to {}: {}; {}".format(where, error_line(err),
+                                                                                          advice))
     raise RestoreError("restore: cannot use PostgreSQL ({}): {}".format(where, error_line(err)))
 
 

@@ -77,6 +77,17 @@ class RunContext:
         finally:  # also on cancel: the workbench closes the phase marker
             self.emit("phase_end", phase=phase_id, label=label)
 
+    def marker(self, marker_id: str, label: str, at: Optional[float] = None) -> None:
+        """A point in time the live graphs mark with a labelled line, e.g. "Last accept".
+
+        Written as {"type": "marker", "marker": marker_id, "label": label, "t": host wall clock};
+        `at` (time.time() scale) places it at a moment already past, as a result found out afterwards.
+        """
+        data = {"marker": marker_id, "label": label}  # type: Dict[str, Any]
+        if at is not None:
+            data["t"] = float(at)
+        self.emit("marker", **data)
+
     def progress(self, phase_id: str, fraction: float, eta_s: Optional[float] = None, message: str = "") -> None:
         fraction = min(max(float(fraction), 0.0), 1.0)
         eta = None if eta_s is None else round(max(float(eta_s), 0.0), 3)

@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional
 from . import AGENT_VERSION, benches
 from .common import one_line
 from .run_context import EVENTS_FILE, Cancelled, EventWriter, RunContext
+from .run_secrets import check_spec_params, read_secrets
 
 PID_FILE = "agent.pid"
 SPEC_FILE = "spec.json"
@@ -156,8 +157,12 @@ def run(run_dir: str) -> int:
             ctx.emit("start", agent_version=AGENT_VERSION, test=spec["test"],
                      params=benches.redact(spec.get("params") or {}),
                      python=platform.python_version(), pid=os.getpid(), run_id=spec.get("run_id", ""))
+        params = dict(spec.get("params") or {})
+        check_spec_params(params)
+        if spec.get("secrets"):   # the workbench writes them into a fifo, never into spec.json
+            params.update(read_secrets(run_dir, lambda: ctx.stopping))
         bench = benches.load(spec["test"])
-        params = bench.validate(dict(spec.get("params") or {}))
+        params = bench.validate(params)
         ctx.params = params
         ctx.check()
         _facts(ctx, params)

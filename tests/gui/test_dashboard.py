@@ -98,6 +98,27 @@ def test_phase_markers_appear_with_labels(dashboard, qtbot):
     assert status.startswith("Measure · 50% · 1:30 left")
 
 
+def test_mail_storm_markers_storm_start_last_accept_queue_drained(dashboard, qtbot):
+    """The events a mail storm writes, in the order it writes them: point markers win over phase lines."""
+    dashboard.add_samples("mx", synthetic_samples(200, t0=T0))
+    for event in (
+        {"seq": 3, "t": T0 + 10.0, "type": "phase_start", "phase": "storm", "label": "Storm"},
+        {"seq": 4, "t": T0 + 10.1, "type": "marker", "marker": "storm_start", "label": "Storm start"},
+        {"seq": 5, "t": T0 + 52.0, "type": "phase_end", "phase": "storm", "label": "Storm"},
+        {"seq": 6, "t": T0 + 51.6, "type": "marker", "marker": "last_accept", "label": "Last accept"},
+        {"seq": 7, "t": T0 + 52.1, "type": "phase_start", "phase": "drain", "label": "Queue drain"},
+        {"seq": 8, "t": T0 + 80.0, "type": "marker", "marker": "queue_drained", "label": "Queue drained"},
+        {"seq": 9, "t": T0 + 80.2, "type": "phase_end", "phase": "drain", "label": "Queue drain"},
+    ):
+        dashboard.add_event("mx", event)
+    dashboard.frame()
+    plot = dashboard.panels["mx"].plots["util"]
+    assert plot.markers() == [(pytest.approx(10.1), "Storm start"), (pytest.approx(51.6), "Last accept · Queue drain"),
+                              (pytest.approx(80.0), "Queue drained")]
+    assert [line.label.toPlainText() for line in plot._markers] == ["Storm start", "Last accept · Queue drain",
+                                                                    "Queue drained"]
+
+
 def test_device_picker_switches_the_shown_device(dashboard, qtbot):
     samples = synthetic_samples(60, t0=T0, disks=("vda", "vg0-data"))
     dashboard.add_samples("db1", samples)

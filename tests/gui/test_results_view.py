@@ -103,3 +103,66 @@ def test_runs_tab_shows_results_of_the_selected_run(window, workbench, qtbot):
     assert pane.results.cell(0, 1) == "8,912"
     window.runs_table.clearSelection()
     assert not pane.results.isVisibleTo(pane)
+
+
+def _service_samples(test: str, meta: dict, values: dict[str, float]) -> list[ResultSample]:
+    return [ResultSample(test, metric, value, "", meta) for metric, value in values.items()]
+
+
+def test_mail_storm_results_summary_latency_and_synthetic_badge(qtbot, workbench):
+    real = {"synthetic": False, "server": "127.0.0.1:25", "recipient": "sink@benchbay.invalid", "messages": 2000,
+            "concurrency": 20, "size": 4096, "mta": "postfix", "mta_version": "3.7.11",
+            "queue_dir": "/var/spool/postfix", "queue_tool": "postqueue -j", "poll_s": 5.0, "attempted": 2000,
+            "by_stage": {"rcpt": {"4xx": 3}}}
+    latency = {f"{stage}_{p}": scale * factor for stage, scale in (("connect", 0.07), ("banner", 253.0),
+                                                                   ("data", 9.2))
+               for p, factor in (("p50", 1), ("p95", 2), ("p99", 3), ("max", 4))}
+    samples = _service_samples("mailstorm", real, {"accepted": 1997, "accepted_per_s": 485.12, "smtp_4xx": 3,
+                                                   "queue_max": 40, "drain_s": 0.853, **latency})
+    loaded = load_run_results(workbench, store_run(workbench, "mailstorm", samples))
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    summary = view.summary_label.text()
+    assert "accepted: 1,997 / 2,000 attempted" in summary and "accepted msg/s: 485" in summary
+    assert "MTA: postfix 3.7.11" in summary and "refusals: RCPT TO: 3 4xx" in summary
+    assert "queue: max 40 messages, drained 0.853 s after the last accept" in summary
+    assert [view.cell(r, 0) for r in range(view.table.rowCount())] == ["connect", "banner", "end of DATA"]
+    assert [view.cell(1, c) for c in range(5)] == ["banner", "253", "506", "759", "1,012"]
+    assert "SYNTHETIC" not in view.title.text()
+    assert "Not all messages accepted: 1,997 of 2,000." in view.warnings_label.text()
+
+    synthetic = {"synthetic": True, "server": "127.0.0.1:25", "reason": "Connection refused", "messages": 2000,
+                 "concurrency": 20, "size": 4096, "directory": "/srv"}
+    samples = _service_samples("mailstorm", synthetic, {"accepted": 2000, "accepted_per_s": 4329.4,
+                                                        "synthetic_fsync_p50": 1.0, "synthetic_fsync_max": 6.2})
+    loaded = load_run_results(workbench, store_run(workbench, "mailstorm", samples))
+    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    assert "SYNTHETIC queue storm (no MTA)" in view.title.text()
+    assert view.warnings_label.text().startswith("⚠ SYNTHETIC queue storm (no MTA)")
+    assert [view.cell(0, c) for c in range(5)] == ["fsync", "1.00", "—", "—", "6.20"]
+
+
+def test_restore_results_one_row_per_pass_and_non_durable_badge(qtbot, workbench):
+    meta = {"kind": "postgresql", "server_version": "15.20", "fsync": "off", "durable": False,
+            "synchronous_commit": "off", "wal_level": "minimal", "maintenance_work_mem": "64MB",
+            "shared_buffers": "128MB", "rows": 81055}
+    samples = _service_samples("restore", meta, {"dump_bytes": 5127206, "db_bytes": 22953319})
+    for metric, jobs, total in (("restore_j1", 1, 2.94), ("restore_jN", 4, 1.2)):
+        samples += _service_samples("restore", {**meta, "jobs": jobs},
+                                    {f"{metric}.pre_data_s": 0.04, f"{metric}.data_s": 2.0,
+                                     f"{metric}.post_data_s": 0.9, f"{metric}.total_s": total,
+                                     f"{metric}.mbps_dump": 1.66, f"{metric}.mbps_db": 7.45,
+                                     f"{metric}.rows_per_s": 27570.0})
+    loaded = load_run_results(workbench, store_run(workbench, "restore", samples))
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    assert view.table.horizontalHeaderItem(5).text() == "MB/s (dump)"
+    assert view.table.horizontalHeaderItem(6).text() == "MB/s (db size)"
+    assert [view.cell(r, 0) for r in range(view.table.rowCount())] == ["-j 1", "-j 4"]
+    assert [view.cell(1, c) for c in range(8)] == ["-j 4", "0.040", "2.00", "0.900", "1.20", "1.66", "7.45",
+                                                   "27,570"]
+    assert "NON-DURABLE (fsync off)" in view.title.text()
+    assert "PostgreSQL 15.20: fsync off, synchronous_commit off, wal_level minimal" in view.summary_label.text()
+    assert not view.summary_label.isHidden() and view.latency_title.isHidden()

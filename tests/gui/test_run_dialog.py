@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit
 
 from widgets.run_dialog import RunDialog, parse_size
 from widgets.run_progress import RunProgress
@@ -90,6 +91,55 @@ def test_the_agents_own_validation_is_shown(dialog):
     dialog.cpu_seconds.setValue(99_999)   # the agent allows at most an hour per phase
     assert not dialog.start_button.isEnabled()
     assert dialog.error_label.text().startswith("cpu: seconds must be")
+
+
+def test_mail_storm_form_builds_the_agents_params_and_needs_a_sink_confirmation(dialog):
+    dialog.set_test("mailstorm")
+    assert not dialog.preset_combo.isEnabled()
+    form = dialog.mail_form
+    assert dialog.params() == {"messages": 2000, "concurrency": 20, "size": 4096, "server": "127.0.0.1:25",
+                               "recipient": "sink@benchbay.invalid", "sink_confirmed": False,
+                               "session_per_message": False, "drain_timeout": 300.0}
+    assert dialog.start_button.isEnabled()
+    form.messages.setValue(500)
+    form.sessions.setValue(5)
+    form.size.setValue(1024)
+    form.server.setText("127.0.0.1:2525")
+    form.reuse_sessions.setChecked(False)
+    form.drain_timeout.setValue(60)
+    form.recipient.setText("blackhole@example.org")
+    assert not dialog.start_button.isEnabled()
+    assert "outside the reserved *.invalid domains" in dialog.error_label.text()
+    form.sink_confirmed.setChecked(True)
+    assert dialog.start_button.isEnabled() and dialog.error_label.isHidden()
+    assert dialog.requests()[0].params == {"messages": 500, "concurrency": 5, "size": 1024,
+                                           "server": "127.0.0.1:2525", "recipient": "blackhole@example.org",
+                                           "sink_confirmed": True, "session_per_message": True,
+                                           "drain_timeout": 60.0}
+    form.server.setText("127.0.0.1:smtp")
+    assert not dialog.start_button.isEnabled() and dialog.error_label.text().startswith("mailstorm")
+
+
+def test_restore_form_peer_or_dsn_with_a_hidden_password(dialog):
+    dialog.set_test("restore")
+    form = dialog.restore_form
+    assert dialog.params() == {"size_mb": 256, "connection": "peer"}
+    assert not form.dsn.isEnabled() and not form.password.isEnabled()
+    assert form.password.echoMode() == QLineEdit.EchoMode.Password
+    form.size_mb.setValue(64)
+    form.jobs.setValue(4)
+    form.connection.setCurrentIndex(form.connection.findData("dsn"))
+    assert form.dsn.isEnabled() and form.password.isEnabled()
+    assert not dialog.start_button.isEnabled() and "needs a dsn" in dialog.error_label.text()
+    form.dsn.setText("host=127.0.0.1 user=bench password=oops")
+    assert not dialog.start_button.isEnabled() and "must not contain the password" in dialog.error_label.text()
+    form.dsn.setText("host=127.0.0.1 user=bench dbname=postgres")
+    form.password.setText("s3cret")
+    form.test_dir.setText("/srv/pg")
+    assert dialog.start_button.isEnabled()
+    assert dialog.requests()[0].params == {"size_mb": 64, "jobs": 4, "connection": "dsn",
+                                           "dsn": "host=127.0.0.1 user=bench dbname=postgres",
+                                           "password": "s3cret", "test_dir": "/srv/pg"}
 
 
 def test_parse_size():

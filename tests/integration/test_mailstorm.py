@@ -13,6 +13,15 @@ from tests.fixtures.postfix import MAIN_CF
 pytestmark = pytest.mark.integration
 
 
+def check_markers(events: list[dict]) -> None:
+    """The live graphs' markers at the host times they name, in the order they happen."""
+    at = {e["marker"]: e for e in events if e["type"] == "marker"}
+    assert [at[m]["label"] for m in ("storm_start", "last_accept", "queue_drained")] == \
+        ["Storm start", "Last accept", "Queue drained"]
+    storm = [e["t"] for e in events if e.get("phase") == "storm" and e["type"] in ("phase_start", "phase_end")]
+    assert storm[0] <= at["storm_start"]["t"] <= at["last_accept"]["t"] <= storm[1] <= at["queue_drained"]["t"]
+
+
 def _results(workbench, outcome) -> dict:
     return {r.metric: r for r in workbench.store.runs.get(outcome.run_id).results}
 
@@ -35,8 +44,12 @@ def test_storm_against_postfix_all_accepted_drained_and_discarded(workbench, pos
     assert meta["run_marker"] == str(outcome.run_id)
     assert {f"{p}_{q}" for p in ("connect", "banner", "data") for q in ("p50", "p95", "p99", "max")} <= set(res)
     events = workbench.store.runs.events(outcome.run_id)
-    marks = [(e["type"], e.get("phase")) for e in events if e["type"] in ("phase_start", "phase_end")]
-    assert marks == [("phase_start", "storm"), ("phase_end", "storm"), ("phase_start", "drain"), ("phase_end", "drain")]
+    marks = [(e["type"], e.get("phase") or e.get("marker")) for e in events
+             if e["type"] in ("phase_start", "phase_end", "marker")]
+    assert marks == [("phase_start", "storm"), ("marker", "storm_start"), ("phase_end", "storm"),
+                     ("marker", "last_accept"), ("phase_start", "drain"), ("marker", "queue_drained"),
+                     ("phase_end", "drain")]
+    check_markers(events)
 
     queue = subprocess.run(["/usr/sbin/postqueue", "-j"], capture_output=True, text=True, check=True).stdout
     assert queue.strip() == ""   # drained

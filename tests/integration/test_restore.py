@@ -1,13 +1,18 @@
 """The restore test through the real run engine on `local` against the local PostgreSQL."""
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import shutil
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
 from app.run_orchestrator import RunControl, RunRequest, execute_run
+from remote.run_session import RunSession
 
 pytestmark = pytest.mark.integration
 
@@ -108,3 +113,102 @@ def test_without_the_tools_a_file_level_restore_runs(workbench, tmp_path) -> Non
     warnings = [e["message"] for e in workbench.store.runs.events(outcome.run_id) if e["type"] == "warning"]
     assert any("file-level restore" in w for w in warnings)
     assert list(work.iterdir()) == []
+
+
+@pytest.fixture
+def password_roles(local_pg):
+    """Two login roles with a password, one with CREATEDB and one without, that must log in over TCP with
+    scram-sha-256: a pg_hba.conf line for them goes first, and the file is put back and reloaded after."""
+    hba = Path(_psql("SHOW hba_file").stdout.strip())
+    original = hba.read_text()
+    tag = secrets.token_hex(4)
+    creator, plain = f"benchbay_pw_{tag}", f"benchbay_norights_{tag}"
+    password = "pw-" + secrets.token_urlsafe(12)
+    sql = (f"SET password_encryption = 'scram-sha-256';\n"
+           f"CREATE ROLE {creator} LOGIN CREATEDB PASSWORD '{password}';\n"
+           f"CREATE ROLE {plain} LOGIN PASSWORD '{password}';\n")
+    created = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-f", "-"], input=sql,
+                             capture_output=True, text=True, timeout=30)
+    assert created.returncode == 0, created.stderr
+    try:
+        hba.write_text(f"host all {creator},{plain} 127.0.0.1/32 scram-sha-256\n" + original)
+        assert _psql("SELECT pg_reload_conf()").returncode == 0
+        yield {"creator": creator, "plain": plain, "password": password}
+    finally:
+        hba.write_text(original)
+        _psql("SELECT pg_reload_conf()")
+        for role in (creator, plain):
+            _psql(f"DROP ROLE IF EXISTS {role}")
+
+
+def _dsn(role: str) -> str:
+    return f"host=127.0.0.1 port=5432 user={role} dbname=postgres"
+
+
+def test_a_password_travels_through_the_fifo_never_to_disk_or_ps(workbench, password_roles, tmp_path) -> None:
+    password = password_roles["password"]
+    params = {"size_mb": 4, "jobs": 2, "dsn": _dsn(password_roles["creator"]), "password": password,
+              "test_dir": str(_work(tmp_path))}
+    transport = workbench.connect("local")
+    session = RunSession(transport, "restore", params, interval=0.5)
+    try:
+        session.start()
+        spec = json.loads(transport.get_bytes(f"{session.run_dir}/spec.json"))
+        assert "password" not in spec["params"] and spec["secrets"] == "secrets.fifo"
+        assert spec["params"]["dsn"] == _dsn(password_roles["creator"])
+        seen_in_ps = []
+        while not session.finished:
+            session.poll()
+            ps = subprocess.run(["ps", "-eww", "-o", "args="], capture_output=True, text=True).stdout
+            seen_in_ps += [line for line in ps.splitlines() if password in line]
+            time.sleep(0.2)
+        files = subprocess.run(["grep", "-rl", "-D", "skip", password, session.run_dir], capture_output=True, text=True)
+        session.finish()
+    finally:
+        session.close()
+        transport.close()
+    assert session.status == "done", session.error
+    assert seen_in_ps == [] and files.stdout == ""
+    results = {e["metric"] for e in session.events if e["type"] == "result"}
+    assert {"restore_j1.total_s", "restore_jN.total_s"} <= results
+    start = next(e for e in session.events if e["type"] == "start")
+    assert "password" not in start["params"]
+    assert _psql(LEFTOVERS).stdout.strip() == ""
+
+
+def test_a_wrong_password_fails_quickly_with_one_line(workbench, password_roles, tmp_path) -> None:
+    work = _work(tmp_path)
+    params = {"size_mb": 4, "dsn": _dsn(password_roles["creator"]), "password": "not-the-password",
+              "test_dir": str(work)}
+    started = time.monotonic()
+    outcome = execute_run(workbench, RunRequest("local", "restore", params, interval=0.5), RunControl())
+
+    assert time.monotonic() - started < 20
+    assert outcome.status == "failed" and "\n" not in outcome.error
+    assert f'password authentication failed for user "{password_roles["creator"]}"' in outcome.error
+    assert "check the user in the DSN and the password" in outcome.error
+    stored = workbench.store.runs.get(outcome.run_id)
+    assert stored.run.parameters["params"]["password"] == "***"
+    assert "not-the-password" not in json.dumps(workbench.store.runs.events(outcome.run_id))
+    assert list(work.iterdir()) == []
+
+
+def test_a_role_without_createdb_fails_with_one_line(workbench, password_roles, tmp_path) -> None:
+    role = password_roles["plain"]
+    params = {"size_mb": 4, "dsn": _dsn(role), "password": password_roles["password"],
+              "test_dir": str(_work(tmp_path))}
+    outcome = execute_run(workbench, RunRequest("local", "restore", params, interval=0.5), RunControl())
+
+    assert outcome.status == "failed" and "\n" not in outcome.error
+    assert f'role "{role}" may not create databases; grant it CREATEDB' in outcome.error
+
+
+def test_the_password_reaches_the_agent_over_ssh(workbench, password_roles, ssh_host, tmp_path) -> None:
+    workbench.add_host(ssh_host.spec())
+    workbench.known_hosts.add(ssh_host.host_id, ssh_host.host_key())
+    params = {"size_mb": 4, "jobs": 2, "dsn": _dsn(password_roles["creator"]), "password": password_roles["password"]}
+    outcome = execute_run(workbench, RunRequest(ssh_host.name, "restore", params, interval=0.5), RunControl())
+
+    assert (outcome.status, outcome.error) == ("done", "")
+    assert "restore_jN.total_s" in _results(workbench, outcome.run_id)
+    assert workbench.store.runs.get(outcome.run_id).run.parameters["params"]["password"] == "***"

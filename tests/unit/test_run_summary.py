@@ -1,7 +1,7 @@
 """Readable summaries of hand-made results, as the CLI prints them and the window shows them."""
 from __future__ import annotations
 
-from app.run_summary import disk_sweep, disk_table, number, summary_text, version_differences
+from app.run_summary import caveats, disk_sweep, disk_table, number, summary_text, version_differences
 from storage.records import ResultSample
 
 DISK_META = {"engine": "fio", "engine_version": "fio-3.33", "direct": True, "cached": False, "sync": "none"}
@@ -85,3 +85,118 @@ def test_version_differences_name_the_library_and_the_hosts() -> None:
         "interpreter CPython 3.11.7 on db1, db2 vs CPython 3.9.2 on db3: CPU scores are not strictly comparable",
         "zlib 1.2.13 on db1, db3 vs 1.3 on db2: CPU scores are not strictly comparable",
     ]
+
+
+MAIL_META = {"synthetic": False, "server": "127.0.0.1:25", "recipient": "sink@benchbay.invalid", "messages": 2000,
+             "concurrency": 20, "size": 4096, "mta": "postfix", "mta_version": "3.7.11",
+             "queue_dir": "/var/spool/postfix", "queue_tool": "postqueue -j",
+             "queue_fs": {"path": "/var/spool/postfix", "mount": "/", "fstype": "ext4", "source": "/dev/vda"}}
+PG_META = {"kind": "postgresql", "server_version": "15.20 (Debian 15.20-0+deb12u1)", "fsync": "on",
+           "synchronous_commit": "on", "wal_level": "replica", "maintenance_work_mem": "64MB",
+           "shared_buffers": "128MB", "durable": True, "size_mb": 16, "rows": 81055, "dump_bytes": 5127206}
+
+
+def _mail(accepted: int = 2000, by_stage: dict | None = None, **meta: object) -> list[dict]:
+    base = {**MAIL_META, **meta}
+    fail = {**base, "by_stage": by_stage or {}, "last_error": ""}
+    out = [{"test": "mailstorm", "metric": "accepted", "value": accepted, "unit": "messages",
+            "metadata": {**base, "attempted": 2000}},
+           {"test": "mailstorm", "metric": "accepted_per_s", "value": 485.12, "unit": "msg/s",
+            "metadata": {**base, "window_s": 4.1227}}]
+    out += [{"test": "mailstorm", "metric": m, "value": sum(k.get(kind, 0) for k in (by_stage or {}).values()),
+             "unit": "", "metadata": fail}
+            for m, kind in (("refused_tcp", "refused"), ("smtp_4xx", "4xx"), ("smtp_5xx", "5xx"))]
+    for prefix, scale in (("connect", 0.1), ("banner", 250.0), ("data", 9.0)):
+        out += [{"test": "mailstorm", "metric": f"{prefix}_{p}", "value": scale * f, "unit": "ms", "metadata": base}
+                for p, f in (("p50", 1), ("p95", 2), ("p99", 3), ("max", 4))]
+    queue = {**base, "poll_s": 5.0, "series": [[0.0, 0], [5.0, 12]]}
+    out += [{"test": "mailstorm", "metric": "queue_max", "value": 12, "unit": "messages", "metadata": queue},
+            {"test": "mailstorm", "metric": "drain_s", "value": 0.853, "unit": "s", "metadata": queue}]
+    return out
+
+
+def _restore(fsync: str = "on") -> list[dict]:
+    meta = {**PG_META, "fsync": fsync, "durable": fsync == "on"}
+    out = [{"test": "restore", "metric": "dump_bytes", "value": 5127206, "unit": "B",
+            "metadata": {**meta, "dump_s": 0.403}},
+           {"test": "restore", "metric": "source_db_bytes", "value": 22979075, "unit": "B", "metadata": meta},
+           {"test": "restore", "metric": "db_bytes", "value": 22953319, "unit": "B", "metadata": meta}]
+    for metric, jobs, total in (("restore_j1", 1, 2.94), ("restore_jN", 8, 1.47)):
+        pass_meta = {**meta, "jobs": jobs}
+        figures = {"pre_data_s": 0.04, "data_s": total / 2, "post_data_s": total / 2 - 0.04, "total_s": total,
+                   "mbps_dump": 5127206 / 1048576 / total, "mbps_db": 22953319 / 1048576 / total,
+                   "rows_per_s": 81055 / total}
+        out += [{"test": "restore", "metric": f"{metric}.{k}", "value": v, "unit": "", "metadata": pass_meta}
+                for k, v in figures.items()]
+    return out
+
+
+def test_mail_storm_summary_counts_rates_latency_queue_and_mta() -> None:
+    text = summary_text("mx1", "done", _mail(), run_id=4)
+    assert "other" not in text and "accepted_per_s" not in text   # not the generic metric table
+    lines = [line.strip() for line in text.splitlines()]
+    assert "accepted: 2,000 / 2,000 attempted (2,000 asked, 20 sessions, 4,096 B each)" in lines
+    assert "accepted msg/s: 485 (first attempt to last accept, 4.12 s)" in lines
+    assert "MTA: postfix 3.7.11 on 127.0.0.1:25, recipient sink@benchbay.invalid" in lines
+    assert "queue directory: /var/spool/postfix (ext4 on /dev/vda, mounted at /)" in lines
+    assert "queue: max 12 messages, drained 0.853 s after the last accept (polled every 5 s with postqueue -j)" \
+        in lines
+    assert "refusals: none" in lines
+    header = lines.index("stage        p50 ms  p95 ms  p99 ms  max ms")
+    assert [line.split()[0] for line in lines[header + 1:header + 4]] == ["connect", "banner", "end"]
+    assert lines[header + 2].split() == ["banner", "250", "500", "750", "1,000"]
+    assert "SYNTHETIC" not in text and caveats(_mail()) == []
+
+
+def test_refusals_by_stage_and_missing_accepts_are_caveats() -> None:
+    results = _mail(accepted=1950, by_stage={"connect": {"refused": 30}, "rcpt": {"4xx": 15, "5xx": 5}})
+    text = summary_text("mx1", "done", results, run_id=5)
+    assert "  refusals: connect: 30 refused; RCPT TO: 15 4xx, 5 5xx" in text.splitlines()
+    assert caveats(results) == ["Not all messages accepted: 1,950 of 2,000."]
+
+
+def test_synthetic_storm_is_labelled_in_text_and_caveats() -> None:
+    meta = {"synthetic": True, "server": "127.0.0.1:25", "reason": "Connection refused", "messages": 2000,
+            "concurrency": 20, "size": 4096, "directory": "/srv/test",
+            "fs": {"fstype": "xfs", "source": "/dev/sdb1", "mount": "/srv"},
+            "op": "create, write, fsync, rename, unlink per message"}
+    results = [{"test": "mailstorm", "metric": "accepted", "value": 2000, "unit": "messages", "metadata": meta},
+               {"test": "mailstorm", "metric": "accepted_per_s", "value": 4329.4, "unit": "msg/s",
+                "metadata": {**meta, "window_s": 0.462}}]
+    results += [{"test": "mailstorm", "metric": f"synthetic_fsync_{p}", "value": v, "unit": "ms", "metadata": meta}
+                for p, v in (("p50", 1.0), ("p95", 3.4), ("p99", 4.5), ("max", 6.2))]
+    lines = summary_text("mx1", "done", results, run_id=6).splitlines()
+    assert lines[1].startswith("  SYNTHETIC queue storm (no MTA): Connection refused on 127.0.0.1:25")
+    assert "  directory: /srv/test (xfs on /dev/sdb1, mounted at /srv)" in lines
+    assert lines[-1].split() == ["fsync", "1.00", "3.40", "4.50", "6.20"]
+    assert not any(line.strip().startswith("MTA") for line in lines)
+    assert caveats(results)[0].startswith("SYNTHETIC queue storm (no MTA): no MTA answered on 127.0.0.1:25")
+
+
+def test_restore_summary_one_row_per_pass_with_settings_and_denominators() -> None:
+    lines = summary_text("db1", "done", _restore(), run_id=8).splitlines()
+    assert lines[1] == ("  PostgreSQL 15.20 (Debian 15.20-0+deb12u1): fsync on, synchronous_commit on, "
+                        "wal_level replica, maintenance_work_mem 64MB, shared_buffers 128MB")
+    assert lines[2] == ("  dump (pg_dump -Fc): 4.89 MB in 0.403 s; source database 21.9 MB; restored database "
+                        "21.9 MB; 81,055 rows")
+    assert "MB/s (dump) = dump bytes / total s; MB/s (db size) = restored database size / total s" in lines[3]
+    assert lines[4].split() == ["pass", "pre-data", "s", "data", "s", "post-data", "s", "total", "s", "MB/s",
+                                "(dump)", "MB/s", "(db", "size)", "rows/s"]
+    assert lines[5].split() == ["-j", "1", "0.040", "1.47", "1.43", "2.94", "1.66", "7.45", "27,570"]
+    assert lines[6].split()[:2] == ["-j", "8"] and lines[6].split()[5] == "1.47"
+    assert caveats(_restore()) == [] and "NON-DURABLE" not in "\n".join(lines)
+
+
+def test_non_durable_and_file_level_restores_are_labelled() -> None:
+    text = summary_text("db1", "done", _restore(fsync="off"), run_id=9)
+    assert "  NON-DURABLE (fsync off): the server does not flush to disk" in text.splitlines()
+    assert caveats(_restore(fsync="off"))[0].startswith("NON-DURABLE (fsync off)")
+    meta = {"kind": "file", "reason": "PostgreSQL client tools not found (psql) on PATH", "files": 2048,
+            "bytes": 16_800_000, "archive_bytes": 1_200_000, "size_mb": 16}
+    results = [{"test": "restore", "metric": f"file_restore.{k}", "value": v, "unit": "s", "metadata": meta}
+               for k, v in (("extract_s", 1.5), ("sync_s", 0.5), ("total_s", 2.0), ("mbps", 8.01),
+                            ("files_per_s", 1024.0))]
+    lines = summary_text("db1", "done", results, run_id=10).splitlines()
+    assert lines[1] == "  FILE-LEVEL restore (no PostgreSQL): PostgreSQL client tools not found (psql) on PATH"
+    assert lines[-1].split() == ["file", "level", "1.50", "0.500", "2.00", "8.01", "1,024"]
+    assert caveats(results)[0].startswith("FILE-LEVEL restore (no PostgreSQL)")

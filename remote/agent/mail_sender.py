@@ -1,0 +1,399 @@
+"""The mail storm's sessions, all driven by one thread with non-blocking sockets (selectors).
+
+One event loop instead of a thread per session, as Postfix's smtp-source does it: twenty threads that
+each wake for every reply spend their time handing the GIL to each other (tens of futex calls per
+message), and on a busy host a preempted thread that holds the GIL stalls all the others. Here every
+ready socket is served in one pass.
+
+Per session: connect, banner, EHLO (HELO when EHLO is refused), then per message MAIL, RCPT, DATA,
+the message, and the reply to its end. When the server offers PIPELINING (RFC 2920), MAIL, RCPT and
+DATA go out in one write, and on a reused session the next message's MAIL, RCPT and DATA follow the
+end of the message in the same write: one round trip per message. RSET only after a failed
+transaction; QUIT when the session's messages are done, or after every message with
+session_per_message. Outcomes are counted in a mail_smtp.Stats by stage, as mail_smtp describes; a
+message whose session dies before its replies counts as an error at "mail".
+"""
+import collections
+import contextlib
+import errno
+import selectors
+import socket
+import threading
+import time
+from typing import Any, Callable, Deque, Iterator, List, Optional, Tuple  # noqa: F401 - some only in type comments
+
+from .mail_smtp import LINE_MAX, SmtpFailure, Stats, envelope, reply_failure
+
+READ_SIZE = 65536
+TICK = 0.1          # how often the loop looks at the stop flag and the deadlines when nothing happens
+# (stage, codes that mean success or None for any, what to do next, part of a pipelined MAIL/RCPT/DATA group)
+Expectation = Tuple[str, Optional[Tuple[int, ...]], Callable[[int, str], None], bool]
+
+
+class _Storm:
+    """What every session shares: the selector, the counts, the settings."""
+
+    def __init__(self, address: Tuple[Any, ...], family: int, helo: str, timeout: float, sender: str,
+                 recipient: str, per_message: bool, stats: Stats) -> None:
+        self.address, self.family, self.helo, self.timeout = address, family, helo, timeout
+        self.sender, self.recipient, self.per_message, self.stats = sender, recipient, per_message, stats
+        self.envelope = envelope(sender, recipient)
+        self.selector = selectors.DefaultSelector()
+        self.runnable = collections.deque()  # type: Deque[_Session]
+        self.unfinished = 0
+
+
+class _Session:
+    """One SMTP session as a state machine: each reply pops the expectation at the head of the queue."""
+
+    def __init__(self, storm: _Storm, messages: Iterator[bytes]) -> None:
+        self.storm, self.messages = storm, messages
+        self.sock = None  # type: Optional[socket.socket]
+        self.inbuf = b""
+        self.outbuf = b""
+        self.send_stage = "connect"
+        self.expect = collections.deque()  # type: Deque[Expectation]
+        self.pipelining = False
+        self.need_reset = False
+        self.message = b""
+        self.group_failure = None  # type: Optional[SmtpFailure]
+        self.unresolved = 0      # messages sent on this session whose outcome is not counted yet
+        self.deadline = 0.0
+        self.mark = 0.0          # when the timed step began (connect, banner, end of DATA)
+        self.mask = 0
+        self.connecting = False
+
+    # -- flow --------------------------------------------------------------------------------------
+
+    def next_message(self) -> None:
+        message = next(self.messages, None)
+        if message is None:
+            if self.sock is None:
+                self.storm.unfinished -= 1
+            else:
+                self.quit()
+            return
+        self.message = message
+        self.storm.stats.attempt()
+        self.unresolved += 1
+        if self.sock is None:
+            self.connect()
+        else:
+            self.transaction()
+
+    def connect(self) -> None:
+        self.send_stage = "connect"
+        sock = socket.socket(self.storm.family, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        self.mark = time.monotonic()
+        code = sock.connect_ex(self.storm.address)
+        if code not in (0, errno.EINPROGRESS, errno.EALREADY, errno.EWOULDBLOCK):
+            sock.close()
+            raise _connect_failure(code)
+        self.sock, self.inbuf, self.outbuf, self.pipelining = sock, b"", b"", False
+        self.expect.clear()
+        self.group_failure, self.need_reset = None, False
+        self.connecting = True
+        self.deadline = self.mark + self.storm.timeout
+        self._watch(selectors.EVENT_WRITE)
+
+    def connected(self) -> None:
+        sock = self.sock
+        assert sock is not None
+        self.connecting = False
+        code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if code:
+            raise _connect_failure(code)
+        now = time.monotonic()
+        self.storm.stats.latency_add("connect", now - self.mark)
+        self.mark = now
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.expect.append(("banner", (220,), self.greeted, False))
+        self._watch(selectors.EVENT_READ)
+
+    def greeted(self, code: int, text: str) -> None:
+        self.storm.stats.latency_add("banner", time.monotonic() - self.mark)
+        self.command("helo", "EHLO " + self.storm.helo, None, self.ehlo_done)
+
+    def ehlo_done(self, code: int, text: str) -> None:
+        if code == 250:
+            self.pipelining = "PIPELINING" in text.upper().split()
+            self.transaction()
+        else:   # an old server without ESMTP
+            self.command("helo", "HELO " + self.storm.helo, (250,), lambda c, t: self.transaction())
+
+    def transaction(self) -> None:
+        if self.need_reset:
+            self.command("mail", "RSET", (250,), self.reset_done)
+        elif self.pipelining:
+            self.send("mail", self.storm.envelope)
+            self.expect_envelope()
+        else:
+            storm = self.storm
+            self.command("mail", "MAIL FROM:<{}>".format(storm.sender), (250,), lambda c, t: self.command(
+                "rcpt", "RCPT TO:<{}>".format(storm.recipient), (250, 251), lambda c, t: self.command(
+                    "data", "DATA", (354,), self.send_message)))
+
+    def expect_envelope(self) -> None:
+        self.expect.extend([("mail", (250,), _ignore, True), ("rcpt", (250, 251), _ignore, True),
+                            ("data", (354,), self.send_message, True)])
+
+    def reset_done(self, code: int, text: str) -> None:
+        self.need_reset = False
+        self.transaction()
+
+    def send_message(self, code: int, text: str) -> None:
+        body = self.message + b".\r\n"
+        chained = None   # type: Optional[bytes]
+        if self.pipelining and not self.storm.per_message:
+            chained = next(self.messages, None)
+        self.mark = time.monotonic()
+        if chained is None:
+            self.send("eod", body)
+            self.expect.append(("eod", (250,), self.accepted, False))
+            return
+        # RFC 2920: message content may open a group, so the next MAIL, RCPT and DATA ride along with
+        # the end of this message: one round trip per message on a reused session
+        self.message = chained
+        self.storm.stats.attempt()
+        self.unresolved += 1
+        self.send("eod", body + self.storm.envelope)
+        self.expect.append(("eod", (250,), self.accepted_chained, False))
+        self.expect_envelope()
+
+    def accepted(self, code: int, text: str) -> None:
+        self.accepted_chained(code, text)
+        self.message_done()
+
+    def accepted_chained(self, code: int, text: str) -> None:
+        stats = self.storm.stats
+        stats.latency_add("eod", time.monotonic() - self.mark)
+        stats.accept()
+        self.unresolved -= 1
+
+    def message_done(self) -> None:
+        if self.storm.per_message and self.sock is not None:
+            self.quit()
+        else:
+            self.storm.runnable.append(self)
+
+    def quit(self) -> None:
+        self.command("quit", "QUIT", None, lambda c, t: self.closed_politely())
+
+    def closed_politely(self) -> None:
+        self.close()
+        self.storm.runnable.append(self)
+
+    def failed(self, failure: SmtpFailure) -> None:
+        """Count the failure; the message is not retried, the session goes on with the next one."""
+        if self.expect and self.expect[0][0] == "quit":   # the messages are done: a failed QUIT is no failure
+            self.close()
+            self.storm.runnable.append(self)
+            return
+        stats = self.storm.stats
+        stats.fail(failure)
+        self.unresolved = max(self.unresolved - 1, 0)
+        if not failure.fatal and self.expect:
+            return   # a refused end of DATA: the next message's envelope is already on its way
+        self.need_reset = True   # a refused MAIL or RCPT may leave half a transaction behind
+        self.expect.clear()
+        if failure.fatal:
+            lost, self.unresolved = self.unresolved, 0
+            for _ in range(lost):   # the pipelined next message dies with the session
+                stats.fail(SmtpFailure("mail", "error", "session lost: " + failure.detail, True))
+            self.close()
+        self.message_done()
+
+    # -- I/O ---------------------------------------------------------------------------------------
+
+    def command(self, stage: str, line: str, ok: Optional[Tuple[int, ...]],
+                then: Callable[[int, str], None]) -> None:
+        self.send(stage, line.encode("ascii") + b"\r\n")
+        self.expect.append((stage, ok, then, False))
+
+    def send(self, stage: str, data: bytes) -> None:
+        self.send_stage = stage
+        self.outbuf += data
+        self.deadline = time.monotonic() + self.storm.timeout
+        self.flush()
+
+    def flush(self) -> None:
+        sock = self.sock
+        if sock is None:
+            raise SmtpFailure(self.send_stage, "error", "not connected", True)
+        while self.outbuf:
+            try:
+                sent = sock.send(self.outbuf)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError as exc:
+                raise SmtpFailure(self.send_stage, "error", exc.strerror or str(exc), True) from None
+            self.outbuf = self.outbuf[sent:]
+        self._watch(selectors.EVENT_READ | (selectors.EVENT_WRITE if self.outbuf else 0))
+
+    def readable(self) -> None:
+        sock = self.sock
+        assert sock is not None
+        stage = self.expect[0][0] if self.expect else self.send_stage
+        try:
+            chunk = sock.recv(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            raise SmtpFailure(stage, "error", exc.strerror or str(exc), True) from None
+        if not chunk:
+            raise SmtpFailure(stage, "error", "connection closed by the server", True)
+        self.deadline = time.monotonic() + self.storm.timeout
+        self.inbuf += chunk
+        while self.sock is sock:
+            reply = self._take_reply()
+            if reply is None:
+                return
+            self.reply(*reply)
+
+    def _take_reply(self) -> Optional[Tuple[int, str]]:
+        """The first complete (maybe multi-line) reply in the buffer, or None."""
+        buf = self.inbuf
+        end = buf.find(b"\n")
+        if end > 3 and buf[3:4] == b" " and buf[:3].isdigit():   # the usual one-line reply
+            self.inbuf = buf[end + 1:]
+            return int(buf[:3]), buf[4:end].decode("utf-8", "replace").strip()
+        lines, start = [], 0
+        while True:
+            end = self.inbuf.find(b"\n", start)
+            stage = self.expect[0][0] if self.expect else self.send_stage
+            if end < 0:
+                if len(self.inbuf) - start > LINE_MAX:
+                    raise SmtpFailure(stage, "error", "reply line too long", True)
+                return None
+            line = self.inbuf[start:end].rstrip(b"\r")
+            start = end + 1
+            if len(line) < 3 or not line[:3].isdigit():
+                raise SmtpFailure(stage, "error", "not an SMTP reply: {!r}".format(line[:80]), True)
+            lines.append(line[4:].decode("utf-8", "replace"))
+            if len(line) == 3 or line[3:4] == b" ":
+                self.inbuf = self.inbuf[start:]
+                return int(line[:3]), " ".join(lines).strip()
+
+    def reply(self, code: int, text: str) -> None:
+        if not self.expect:
+            stage = self.send_stage
+            raise SmtpFailure(stage, "error", "unexpected reply {} {}".format(code, text), True)
+        stage, ok, then, grouped = self.expect.popleft()
+        failure = reply_failure(stage, ok, code, text)
+        if grouped:
+            # MAIL, RCPT and DATA went out together: the first failing reply is the one counted
+            if failure is not None and failure.fatal:
+                first, self.group_failure = self.group_failure or failure, None
+                raise SmtpFailure(first.stage, first.kind, first.detail, True)
+            self.group_failure = self.group_failure or failure
+            if stage != "data":
+                return
+            first, self.group_failure = self.group_failure, None
+            if first is not None:
+                # a server that starts DATA after a refused MAIL or RCPT cannot be trusted any further
+                raise SmtpFailure(first.stage, first.kind, first.detail, first.fatal or failure is None)
+        elif failure is not None:
+            raise failure
+        then(code, text)
+
+    def timed_out(self) -> None:
+        stage = self.expect[0][0] if self.expect else self.send_stage
+        raise SmtpFailure(stage, "error", "timed out after {:g} s".format(self.storm.timeout), True)
+
+    def _watch(self, mask: int) -> None:
+        if mask == self.mask or self.sock is None:
+            return
+        if self.mask:
+            self.storm.selector.modify(self.sock, mask, self)
+        else:
+            self.storm.selector.register(self.sock, mask, self)
+        self.mask = mask
+
+    def close(self) -> None:
+        sock, self.sock = self.sock, None
+        self.connecting = False
+        self.group_failure = None
+        self.expect.clear()
+        self.inbuf = self.outbuf = b""
+        if sock is None:
+            return
+        if self.mask:
+            self.storm.selector.unregister(sock)
+            self.mask = 0
+        with contextlib.suppress(OSError):
+            sock.close()
+
+
+def _ignore(code: int, text: str) -> None:
+    pass
+
+
+def _connect_failure(code: int) -> SmtpFailure:
+    if code == errno.ECONNREFUSED:
+        return SmtpFailure("connect", "refused", "Connection refused", True)
+    return SmtpFailure("connect", "error", errno.errorcode.get(code, str(code)), True)
+
+
+def storm(host: str, port: int, helo: str, timeout: float, sender: str, recipient: str,
+          batches: List[Iterator[bytes]], per_message: bool, stats: Stats, stop: threading.Event) -> None:
+    """Sends every batch over its own session, all at once; returns when all are done or `stop` is set."""
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)[0]   # once per storm
+    except OSError as exc:
+        failure = SmtpFailure("connect", "error", "{}: {}".format(host, exc.strerror or exc), True)
+        for batch in batches:
+            for _ in batch:
+                stats.attempt()
+                stats.fail(failure)
+        return
+    shared = _Storm(address, family, helo, timeout, sender, recipient, per_message, stats)
+    sessions = [_Session(shared, iter(batch)) for batch in batches]
+    shared.runnable.extend(sessions)
+    shared.unfinished = len(sessions)
+    try:
+        _loop(shared, sessions, stop)
+    finally:
+        for session in sessions:
+            session.close()
+        shared.selector.close()
+
+
+def _loop(shared: _Storm, sessions: List[_Session], stop: threading.Event) -> None:
+    select = shared.selector.select
+    next_deadline_check = time.monotonic() + TICK
+    while not stop.is_set():
+        # the runnable queue instead of direct calls: a server refusing every connection must not recurse
+        while shared.runnable and not stop.is_set():
+            session = shared.runnable.popleft()
+            try:
+                session.next_message()
+            except SmtpFailure as failure:
+                session.failed(failure)
+        if not shared.unfinished:
+            return
+        if shared.runnable:
+            continue
+        for key, mask in select(TICK):
+            session = key.data
+            try:
+                if session.sock is None:
+                    continue
+                if mask & selectors.EVENT_WRITE:
+                    if session.connecting:
+                        session.connected()
+                    else:
+                        session.flush()
+                if mask & selectors.EVENT_READ and session.sock is not None:
+                    session.readable()
+            except SmtpFailure as failure:
+                session.failed(failure)
+        now = time.monotonic()
+        if now >= next_deadline_check:
+            next_deadline_check = now + TICK
+            for session in sessions:
+                if session.sock is not None and now > session.deadline:
+                    try:
+                        session.timed_out()
+                    except SmtpFailure as failure:
+                        session.failed(failure)
