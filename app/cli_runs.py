@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
+from datetime import datetime, timezone
 
-from app.cli_common import print_json, print_table
+from app.cli_common import UsageError, print_json, print_table
 from app.facts_summary import facts_lines
 from app.workbench import Workbench
 from storage.errors import NotFound
@@ -16,6 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     lst = cmds.add_parser("list", help="stored runs, newest first")
     lst.add_argument("--host")
     lst.add_argument("--test")
+    lst.add_argument("--tag")
+    lst.add_argument("--since", metavar="DATE", help="started on or after (YYYY-MM-DD or ISO time; UTC if no zone)")
+    lst.add_argument("--until", metavar="DATE", help="started before (YYYY-MM-DD or ISO time; UTC if no zone)")
     lst.add_argument("--limit", type=int, default=None)
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(handler=_list)
@@ -23,6 +27,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     show.add_argument("run_id", type=int, metavar="ID")
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=_show)
+    note = cmds.add_parser("note", help="set a run's notes (\"\" clears them)")
+    note.add_argument("run_id", type=int, metavar="ID")
+    note.add_argument("text", metavar="TEXT")
+    note.set_defaults(handler=_note)
+    tag = cmds.add_parser("tag", help="add tags to a run (or remove them with --remove)")
+    tag.add_argument("run_id", type=int, metavar="ID")
+    tag.add_argument("tags", nargs="+", metavar="TAG")
+    tag.add_argument("--remove", action="store_true", help="remove the tags given instead")
+    tag.set_defaults(handler=_tag)
+
+
+def _when(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: expected YYYY-MM-DD or an ISO 8601 time") from None
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=timezone.utc)
 
 
 def _duration(run) -> str:
@@ -33,7 +56,8 @@ def _duration(run) -> str:
 
 
 def _list(bench: Workbench, args: argparse.Namespace) -> int:
-    runs = bench.store.runs.list(host=args.host, test=args.test, limit=args.limit)
+    runs = bench.store.runs.list(host=args.host, test=args.test, limit=args.limit, tag=args.tag,
+                                 since=_when(args.since, "--since"), until=_when(args.until, "--until"))
     if args.json:
         print_json([asdict(r) for r in runs])
         return 0
@@ -59,6 +83,10 @@ def _show(bench: Workbench, args: argparse.Namespace) -> int:
     print(f"run {run.id}: {run.test} on {run.host_name} — {run.status}")
     print(f"started {run.started_at.isoformat()}  finished {run.finished_at.isoformat() if run.finished_at else '-'}")
     print(f"agent {run.agent_version or '-'}  engine {run.engine or '-'} {run.engine_version or ''}".rstrip())
+    if run.tags:
+        print("tags: " + ", ".join(run.tags))
+    if run.notes:
+        print(f"notes: {run.notes}")
     if run.parameters:
         print("parameters: " + ", ".join(f"{k}={v}" for k, v in run.parameters.items()))
     if run.error:
@@ -69,4 +97,21 @@ def _show(bench: Workbench, args: argparse.Namespace) -> int:
         print("facts:")
         for line in facts_lines(detail.facts):
             print("  " + line)
+    return 0
+
+
+def _note(bench: Workbench, args: argparse.Namespace) -> int:
+    bench.store.runs.set_notes(args.run_id, args.text)
+    print(f"run {args.run_id}: notes {'set' if args.text else 'cleared'}")
+    return 0
+
+
+def _tag(bench: Workbench, args: argparse.Namespace) -> int:
+    detail = bench.store.runs.get(args.run_id)
+    if detail is None:
+        raise NotFound(f"no run with id {args.run_id}: see `benchbay runs list`")
+    given = [t.strip() for t in args.tags]
+    tags = [t for t in detail.run.tags if t not in given] if args.remove else [*detail.run.tags, *given]
+    stored = bench.store.runs.set_tags(args.run_id, tags)
+    print(f"run {args.run_id}: tags {', '.join(stored) if stored else '(none)'}")
     return 0

@@ -12,6 +12,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
+from storage.comparisons import ComparisonRepository
 from storage.errors import StoreError
 from storage.hosts import HostRepository
 from storage.migrate import describe, migrate, sqlite_path
@@ -68,6 +69,7 @@ class Store:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self.hosts = HostRepository(self.session)
         self.runs = RunRepository(self.session)
+        self.comparisons = ComparisonRepository(self.session)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+import uuid
 from array import array
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -59,6 +60,11 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(timezone.utc)
 
 
+def new_uid() -> str:
+    """A run's identity across stores (laptops): 32 lowercase hex digits of a random uuid4."""
+    return uuid.uuid4().hex
+
+
 def pack_floats(values: Iterable[float]) -> bytes:
     """float64 little-endian, whatever the machine's byte order: files move between machines."""
     packed = array("d", values)
@@ -102,6 +108,8 @@ class Run(Base):
     __tablename__ = "runs"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # A unique index, not a constraint: 0003 adds it to existing SQLite files without recreating the table.
+    uid: Mapped[str] = mapped_column(String(32), unique=True, index=True, default=new_uid)
     host_name: Mapped[str] = mapped_column(String(200), index=True)   # not a FK: runs outlive hosts
     test: Mapped[str] = mapped_column(String(100), index=True)
     status: Mapped[str] = mapped_column(String(20))
@@ -185,3 +193,20 @@ class RunEvent(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)   # the event without seq, t, type
 
     run: Mapped[Run] = relationship(back_populates="events")
+
+
+class Comparison(Base):
+    """A saved comparison: runs by uid (so it survives export/import), in the order they are shown."""
+
+    __tablename__ = "comparisons"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    title: Mapped[str] = mapped_column(Text, default="")
+    customer: Mapped[str] = mapped_column(Text, default="")
+    author: Mapped[str] = mapped_column(Text, default="")
+    notes: Mapped[str] = mapped_column(Text, default="")
+    run_uids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    baseline_uid: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -28,6 +28,7 @@ class RunRecord:
     error: str
     tags: tuple[str, ...]
     notes: str
+    uid: str = ""   # 32 hex digits, the same in every store the run is exported to; last so old call sites work
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,19 @@ class RunDetail:
     facts: dict[str, Any] | None
     results: list[ResultSample]
     series_names: list[tuple[str, str]]   # (name, device), in the order they were stored
+
+
+@dataclass(frozen=True)
+class SavedComparison:
+    """A comparison someone saved to reopen it: runs by uid, in display order."""
+
+    id: int
+    title: str
+    customer: str
+    author: str
+    notes: str
+    run_uids: tuple[str, ...]
+    baseline_uid: str | None
+    options: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime

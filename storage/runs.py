@@ -7,8 +7,9 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, exists, func, insert, select
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from storage.errors import NotFound
 from storage.models import FactsSnapshot, Result, Run, RunEvent, Series, pack_floats, unpack_floats, utcnow
@@ -39,7 +40,34 @@ def _record(run: Run) -> RunRecord:
         error=run.error,
         tags=tuple(run.tags or ()),
         notes=run.notes,
+        uid=run.uid,
     )
+
+
+def clean_tags(tags: Iterable[str]) -> list[str]:
+    """Tags as the user means them: trimmed, no empty ones, each once, in the order given."""
+    cleaned: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise ValueError(f"a tag is text, not {type(tag).__name__}")
+        tag = tag.strip()
+        if tag and tag not in cleaned:
+            cleaned.append(tag)
+    return cleaned
+
+
+def _has_tag(dialect: str, tag: str) -> ColumnElement[bool]:
+    """`tag` is one of the run's tags: the JSON list is unnested in SQL, so limit= still applies in SQL."""
+    if dialect == "postgresql":
+        elements = func.json_array_elements_text(Run.tags).table_valued("value")
+    else:
+        elements = func.json_each(Run.tags).table_valued("value")
+    return exists().select_from(elements).where(elements.c.value == tag)
+
+
+def _aware(name: str, stamp: datetime | None) -> None:
+    if stamp is not None and stamp.tzinfo is None:
+        raise ValueError(f"{name} must be an aware datetime (UTC)")
 
 
 _EVENT_KEYS = ("seq", "t", "type")
@@ -56,7 +84,7 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def _event_row(run_id: int, event: Mapping[str, Any]) -> dict[str, Any]:
+def event_row(run_id: int, event: Mapping[str, Any]) -> dict[str, Any]:
     seq = event.get("seq")
     return {
         "run_id": run_id,
@@ -67,7 +95,7 @@ def _event_row(run_id: int, event: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _series_row(run_id: int, data: SeriesData) -> dict[str, Any]:
+def series_row(run_id: int, data: SeriesData) -> dict[str, Any]:
     if len(data.t) != len(data.values):
         raise ValueError(
             f"series {data.name}/{data.device or 'host'}: {len(data.t)} times but {len(data.values)} values"
@@ -155,7 +183,7 @@ class RunRepository:
                 session.execute(insert(Result), rows)   # one executemany, not one INSERT per object
 
     def add_series(self, run_id: int, series: Iterable[SeriesData]) -> None:
-        rows = [_series_row(run_id, data) for data in series]
+        rows = [series_row(run_id, data) for data in series]
         with self._session() as session:
             self._run(session, run_id)
             if rows:
@@ -163,7 +191,7 @@ class RunRepository:
 
     def add_events(self, run_id: int, events: Iterable[Mapping[str, Any]]) -> None:
         """Events as the agent wrote them ({"seq", "t", "type", ...}); kept in the order given."""
-        rows = [_event_row(run_id, event) for event in events]
+        rows = [event_row(run_id, event) for event in events]
         with self._session() as session:
             self._run(session, run_id)
             if rows:
@@ -177,44 +205,76 @@ class RunRepository:
             rows = session.execute(query).all()
         return [{"seq": seq, "t": t, "type": type_, **(data or {})} for seq, t, type_, data in rows]
 
+    def set_notes(self, run_id: int, text: str) -> None:
+        with self._session() as session:
+            self._run(session, run_id).notes = text
+
+    def set_tags(self, run_id: int, tags: Iterable[str]) -> tuple[str, ...]:
+        """Replace the run's tags; returns them as stored (trimmed, each once)."""
+        cleaned = clean_tags(tags)
+        with self._session() as session:
+            self._run(session, run_id).tags = cleaned
+        return tuple(cleaned)
+
     def list(
-        self, host: str | None = None, test: str | None = None, limit: int | None = None
+        self,
+        host: str | None = None,
+        test: str | None = None,
+        limit: int | None = None,
+        tag: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[RunRecord]:
-        """Newest first."""
+        """Newest first. since/until bound the start time: since <= started_at < until."""
+        _aware("since", since)
+        _aware("until", until)
         query = select(Run).order_by(Run.started_at.desc(), Run.id.desc())
         if host is not None:
             query = query.where(Run.host_name == host)
         if test is not None:
             query = query.where(Run.test == test)
+        if since is not None:
+            query = query.where(Run.started_at >= since)
+        if until is not None:
+            query = query.where(Run.started_at < until)
         if limit is not None:
             query = query.limit(limit)
         with self._session() as session:
+            if tag is not None:
+                query = query.where(_has_tag(session.get_bind().dialect.name, tag))
             return [_record(run) for run in session.scalars(query)]
 
     def get(self, run_id: int) -> RunDetail | None:
         with self._session() as session:
             run = session.get(Run, run_id)
-            if run is None:
-                return None
-            facts = session.scalar(
-                select(FactsSnapshot.data)
-                .where(FactsSnapshot.run_id == run_id)
-                .order_by(FactsSnapshot.taken_at.desc(), FactsSnapshot.id.desc())
-                .limit(1)
-            )
-            results = [
-                ResultSample(row.test, row.metric, row.value, row.unit, dict(row.meta or {}))
-                for row in session.scalars(select(Result).where(Result.run_id == run_id).order_by(Result.id))
-            ]
-            names = session.execute(
-                select(Series.name, Series.device).where(Series.run_id == run_id).order_by(Series.id)
-            ).all()
-            return RunDetail(
-                run=_record(run),
-                facts=facts,
-                results=results,
-                series_names=[(name, device) for name, device in names],
-            )
+            return self._detail(session, run) if run is not None else None
+
+    def get_by_uid(self, uid: str) -> RunDetail | None:
+        with self._session() as session:
+            run = session.scalar(select(Run).where(Run.uid == uid))
+            return self._detail(session, run) if run is not None else None
+
+    @staticmethod
+    def _detail(session: Session, run: Run) -> RunDetail:
+        facts = session.scalar(
+            select(FactsSnapshot.data)
+            .where(FactsSnapshot.run_id == run.id)
+            .order_by(FactsSnapshot.taken_at.desc(), FactsSnapshot.id.desc())
+            .limit(1)
+        )
+        results = [
+            ResultSample(row.test, row.metric, row.value, row.unit, dict(row.meta or {}))
+            for row in session.scalars(select(Result).where(Result.run_id == run.id).order_by(Result.id))
+        ]
+        names = session.execute(
+            select(Series.name, Series.device).where(Series.run_id == run.id).order_by(Series.id)
+        ).all()
+        return RunDetail(
+            run=_record(run),
+            facts=facts,
+            results=results,
+            series_names=[(name, device) for name, device in names],
+        )
 
     def series(self, run_id: int, names: Iterable[tuple[str, str]] | None = None) -> list[SeriesData]:
         """All series of a run in stored order, or only the (name, device) pairs asked for."""

@@ -9,8 +9,11 @@ from sqlalchemy import create_engine, text
 from storage.db import Store, open_store
 from storage.errors import StoreError
 from storage.migrate import pending
+from tests.unit.test_storage_exchange import *  # noqa: F403 - export/import with a PostgreSQL store
 from tests.unit.test_storage_migrate import schema_diff
 from tests.unit.test_storage_repos import *  # noqa: F403 - the same behaviours, run again on PostgreSQL
+from tests.unit.test_storage_run_meta import *  # noqa: F403
+from tests.unit.test_storage_run_uid import add_old_runs, check_uids_after_upgrade, store_at_revision
 
 pytestmark = pytest.mark.integration
 
@@ -26,6 +29,14 @@ def test_models_match_migrations_postgres(pg_url: str) -> None:
     assert pending(pg_url) is True
     open_store(pg_url).close()
     assert pending(pg_url) is False
+    assert schema_diff(pg_url) == []
+
+
+def test_upgrade_gives_existing_runs_unique_uids_postgres(pg_url: str) -> None:
+    store_at_revision(pg_url, "0002")
+    add_old_runs(pg_url, 25)
+    assert pending(pg_url) is True
+    check_uids_after_upgrade(pg_url, 25)
     assert schema_diff(pg_url) == []
 
 

@@ -1,0 +1,132 @@
+"""Whole runs as one JSON-ready document, so they move between stores (laptops) without loss.
+
+The document names runs by uid and holds no local ids: export -> import elsewhere -> export gives the
+same document. Floats are written as JSON numbers (Python writes the shortest repr, which reads back
+exactly); non-finite series points and result values, which JSON has no number for, as "NaN",
+"Infinity", "-Infinity".
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from storage.db import Store
+from storage.errors import NotFound
+from storage.models import Comparison, FactsSnapshot, Result, Run, RunEvent, Series, unpack_floats
+
+DOCUMENT_FORMAT = "benchbay-runs"
+DOCUMENT_VERSION = 1
+
+NON_FINITE_NAMES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def encode_float(value: float) -> float | str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def encode_time(stamp: datetime) -> str:
+    """ISO 8601 in UTC, microseconds kept."""
+    return stamp.astimezone(timezone.utc).isoformat()
+
+
+def _run_document(session: Session, run: Run) -> dict[str, Any]:
+    facts = session.execute(
+        select(FactsSnapshot.taken_at, FactsSnapshot.data).where(FactsSnapshot.run_id == run.id)
+        .order_by(FactsSnapshot.id)
+    ).all()
+    results = session.scalars(select(Result).where(Result.run_id == run.id).order_by(Result.id))
+    series = session.execute(
+        select(Series.name, Series.device, Series.unit, Series.t_blob, Series.values_blob)
+        .where(Series.run_id == run.id).order_by(Series.id)
+    ).all()
+    events = session.execute(
+        select(RunEvent.seq, RunEvent.t, RunEvent.type, RunEvent.data).where(RunEvent.run_id == run.id)
+        .order_by(RunEvent.id)
+    ).all()
+    return {
+        "uid": run.uid,
+        "host_name": run.host_name,
+        "test": run.test,
+        "status": run.status,
+        "parameters": run.parameters or {},
+        "started_at": encode_time(run.started_at),
+        "finished_at": encode_time(run.finished_at) if run.finished_at is not None else None,
+        "agent_version": run.agent_version,
+        "engine": run.engine,
+        "engine_version": run.engine_version,
+        "error": run.error,
+        "tags": list(run.tags or ()),
+        "notes": run.notes,
+        "facts": [{"taken_at": encode_time(taken_at), "data": data} for taken_at, data in facts],
+        "results": [
+            {"test": row.test, "metric": row.metric, "value": encode_float(row.value), "unit": row.unit,
+             "metadata": row.meta or {}}
+            for row in results
+        ],
+        "series": [
+            {"name": name, "device": device, "unit": unit,
+             "t": [encode_float(x) for x in unpack_floats(t_blob)],
+             "values": [encode_float(x) for x in unpack_floats(values_blob)]}
+            for name, device, unit, t_blob, values_blob in series
+        ],
+        "events": [
+            {"seq": seq, "t": encode_float(t), "type": type_, **(data or {})} for seq, t, type_, data in events
+        ],
+    }
+
+
+def _comparison_document(row: Comparison) -> dict[str, Any]:
+    return {
+        "title": row.title,
+        "customer": row.customer,
+        "author": row.author,
+        "notes": row.notes,
+        "run_uids": list(row.run_uids or ()),
+        "baseline_uid": row.baseline_uid,
+        "options": row.options or {},
+        "created_at": encode_time(row.created_at),
+        "updated_at": encode_time(row.updated_at),
+    }
+
+
+def export_runs(store: Store, run_ids: Iterable[int], comparison_id: int | None = None) -> dict[str, Any]:
+    """The runs (in the order given, each once) and optionally a saved comparison, read in one transaction."""
+    ordered = list(dict.fromkeys(run_ids))
+    with store.session() as session:
+        runs = []
+        for run_id in ordered:
+            run = session.get(Run, run_id)
+            if run is None:
+                raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
+            runs.append(_run_document(session, run))
+        document: dict[str, Any] = {"format": DOCUMENT_FORMAT, "version": DOCUMENT_VERSION, "runs": runs}
+        if comparison_id is not None:
+            comparison = session.get(Comparison, comparison_id)
+            if comparison is None:
+                raise NotFound(f"no saved comparison with id {comparison_id}")
+            document["comparison"] = _comparison_document(comparison)
+    return document
+
+
+def export_comparison(store: Store, comparison_id: int) -> dict[str, Any]:
+    """A saved comparison with all its runs, so it can be reopened in another store."""
+    saved = store.comparisons.get(comparison_id)
+    if saved is None:
+        raise NotFound(f"no saved comparison with id {comparison_id}")
+    with store.session() as session:
+        ids = dict(session.execute(select(Run.uid, Run.id).where(Run.uid.in_(saved.run_uids))).all())
+    missing = [uid for uid in saved.run_uids if uid not in ids]
+    if missing:
+        raise NotFound(
+            f"saved comparison {comparison_id} names {len(missing)} run(s) no longer stored (uid {missing[0]})"
+        )
+    return export_runs(store, [ids[uid] for uid in saved.run_uids], comparison_id)
