@@ -9,7 +9,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from app import cli_hosts, cli_monitor, cli_run, cli_runs
+from app import cli_compare, cli_exchange, cli_hosts, cli_monitor, cli_run, cli_runs
 from app.cli_common import UsageError
 from app.settings import DB_ENV, HOME_ENV
 from remote.errors import BenchbayError
@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_runs.add_parser(sub)
     cli_monitor.add_parser(sub)
     cli_run.add_parser(sub)
+    cli_exchange.add_parser(sub)
+    cli_compare.add_parser(sub)
     return parser
 
 

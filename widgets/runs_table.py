@@ -74,10 +74,11 @@ class RunsModel(QAbstractTableModel):
 class RunsTable(QTableView):
     """Sortable, read-only, one row per run."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, model: RunsModel | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("runsTable")
-        self.runs_model = RunsModel(self)
+        self.runs_model = model if model is not None else RunsModel()   # a subclass may add columns
+        self.runs_model.setParent(self)
         self._proxy = QSortFilterProxyModel(self)
         self._proxy.setSourceModel(self.runs_model)
         self._proxy.setSortRole(SORT_ROLE)
@@ -101,3 +102,19 @@ class RunsTable(QTableView):
     def selected_runs(self) -> list[RunRecord]:
         rows = {self._proxy.mapToSource(i).row() for i in self.selectionModel().selectedRows()}
         return [self.runs_model.run_at(r) for r in sorted(rows)]
+
+    def shown_runs(self) -> list[RunRecord]:
+        """The runs in display (sorted) order."""
+        return [self.runs_model.run_at(self._proxy.mapToSource(self._proxy.index(row, 0)).row())
+                for row in range(self._proxy.rowCount())]
+
+    def select_runs(self, run_ids: list[int]) -> None:
+        """Select exactly the shown runs with these ids."""
+        wanted = set(run_ids)
+        selection = self.selectionModel()
+        selection.clearSelection()
+        flags = selection.SelectionFlag.Select | selection.SelectionFlag.Rows
+        for row in range(self._proxy.rowCount()):
+            index = self._proxy.index(row, 0)
+            if self.runs_model.run_at(self._proxy.mapToSource(index).row()).id in wanted:
+                selection.select(index, flags)

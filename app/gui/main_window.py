@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.compare_tab import CompareTab
 from app.gui.host_actions import FactsFlow
 from app.gui.import_dialog import ImportDialog
 from app.gui.live_tab import LiveFeatures
@@ -82,6 +83,12 @@ class MainWindow(QMainWindow):
         self.live = LiveFeatures(self, self.toolbar)    # Monitor, Live and Graphs tabs, Open graphs/Replay
         self.tabs.addTab(self.live.runs_pane, "Runs")
         self.live.add_tabs()
+        self.compare = CompareTab(workbench, self.pool, self)
+        self.tabs.addTab(self.compare, "Compare")
+        self.compare.message.connect(self.show_status)
+        self.compare.runs_changed.connect(self.reload_runs)
+        self.live.runs_pane.compare.connect(self.compare_runs)
+        self.live.runs_pane.import_requested.connect(lambda: self.compare.exports.ask_import(self))
         self._update_actions()
         self.statusBar().setSizeGripEnabled(True)
 
@@ -177,6 +184,7 @@ class MainWindow(QMainWindow):
             self.host_list.select_host(self._select_after_refresh)
             self._select_after_refresh = None
         self.runs_table.set_runs(runs)
+        self.compare.set_runs(runs)
         self.tabs.setTabText(1, f"Runs ({len(runs)})" if runs else "Runs")
         if not self.statusBar().currentMessage():
             self.show_status(f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}, "
@@ -194,7 +202,12 @@ class MainWindow(QMainWindow):
 
     def _on_runs(self, runs: list) -> None:
         self.runs_table.set_runs(runs)
+        self.compare.set_runs(runs)
         self.tabs.setTabText(1, f"Runs ({len(runs)})" if runs else "Runs")
+
+    def compare_runs(self, run_ids: list[int]) -> None:
+        self.compare.compare(run_ids)
+        self.tabs.setCurrentWidget(self.compare)
 
     def add_host(self) -> HostEditor:
         return self._open_editor(None)

@@ -20,6 +20,8 @@ class RunsPane(QWidget):
     open_graphs = Signal(list)   # run ids
     replay = Signal(list)        # run ids
     run_chosen = Signal(int)     # one run selected: load its results, then show_results()
+    compare = Signal(list)       # run ids
+    import_requested = Signal()
 
     def __init__(self, table: RunsTable, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -31,13 +33,22 @@ class RunsPane(QWidget):
         self.replay_button = QPushButton("Replay")
         self.replay_button.setObjectName("replayButton")
         self.replay_button.setToolTip("Replay the selected run(s) as they were recorded, 1x to 60x")
+        self.compare_button = QPushButton("Compare selected")
+        self.compare_button.setObjectName("compareSelectedButton")
+        self.compare_button.setToolTip("Compare the selected runs side by side in the Compare tab")
+        self.import_button = QPushButton("Import runs…")
+        self.import_button.setObjectName("importRunsButton")
+        self.import_button.setToolTip("Add runs exported from another Benchbay (a JSON file); runs already "
+                                      "stored are skipped")
         hint = QLabel("Runs with telemetry (monitors, tests) have graphs. Double-click a run to open them.")
         hint.setStyleSheet(f"color: {MUTED};")
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 4, 4, 4)
         bar.addWidget(self.open_button)
         bar.addWidget(self.replay_button)
+        bar.addWidget(self.compare_button)
         bar.addWidget(hint, 1)
+        bar.addWidget(self.import_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -51,6 +62,8 @@ class RunsPane(QWidget):
         layout.addWidget(self.splitter, 1)
         self.open_button.clicked.connect(lambda _checked=False: self._emit(self.open_graphs))
         self.replay_button.clicked.connect(lambda _checked=False: self._emit(self.replay))
+        self.compare_button.clicked.connect(lambda _checked=False: self._emit(self.compare))
+        self.import_button.clicked.connect(lambda _checked=False: self.import_requested.emit())
         table.doubleClicked.connect(lambda _index: self._emit(self.open_graphs))
         table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         table.model().modelReset.connect(self._update_buttons)
@@ -86,3 +99,4 @@ class RunsPane(QWidget):
         chosen = bool(self.table.selectionModel().selectedRows())
         self.open_button.setEnabled(chosen)
         self.replay_button.setEnabled(chosen)
+        self.compare_button.setEnabled(chosen)

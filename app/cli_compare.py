@@ -1,0 +1,117 @@
+"""`benchbay compare`: stored runs side by side as a table, JSON, CSV or the customer PDF."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.cli_common import UsageError, print_json
+from app.compare.model import Cell, Comparison, build, load_inputs
+from app.compare.table import csv_text, text_table
+from app.report.content import PAGE_SIZES, ReportError, ReportOptions, temp_beside
+from app.workbench import Workbench
+
+_app: Any = None   # the QGuiApplication made for drawing the PDF; lives as long as the process
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    cmd = sub.add_parser("compare", help="compare stored runs: table, JSON, CSV, PDF report")
+    cmd.add_argument("run_ids", type=int, nargs="+", metavar="RUN_ID")
+    cmd.add_argument("--baseline", type=int, metavar="RUN_ID", help="ratios are relative to this run's server")
+    cmd.add_argument("--pdf", metavar="FILE", help="write the customer report")
+    cmd.add_argument("--csv", metavar="FILE", help="write the table as CSV")
+    cmd.add_argument("--json", action="store_true", help="print the comparison as JSON instead of a table")
+    cmd.add_argument("--title", default="Server comparison", help="the report's title")
+    cmd.add_argument("--customer", default="", help="customer or project, on the title page")
+    cmd.add_argument("--author", default="")
+    cmd.add_argument("--logo", metavar="FILE", help="an image for the title page")
+    cmd.add_argument("--page-size", choices=PAGE_SIZES, default="A4")
+    cmd.set_defaults(handler=_compare)
+
+
+def _compare(bench: Workbench, args: argparse.Namespace) -> int:
+    if args.logo and not Path(args.logo).is_file():
+        raise ReportError(f"no logo file {args.logo}")
+    inputs = load_inputs(bench.store, args.run_ids)
+    try:
+        comparison = build(inputs, args.baseline)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    written = []
+    if args.csv:
+        _write_text(Path(args.csv), csv_text(comparison))
+        written.append(f"CSV: {args.csv}")
+    if args.pdf:
+        pages = _write_pdf(bench, args)
+        written.append(f"PDF: {args.pdf} ({pages} page{'s' if pages != 1 else ''})")
+    if args.json:
+        print_json(comparison_json(comparison))
+        for line in written:   # stdout stays one JSON document
+            print(line, file=sys.stderr)
+        return 0
+    print(text_table(comparison).text())
+    print()
+    print(comparison.summary())
+    lines = comparison.caveat_lines()
+    if lines:
+        print()
+        print("Caveats:")
+        for line in lines:
+            print(f"  {line}")
+    for line in written:
+        print(line)
+    return 0
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Atomically: a temporary file beside the target, then a rename."""
+    temp = temp_beside(path)
+    try:
+        temp.write_text(text, encoding="utf-8", newline="")
+        os.replace(temp, path)
+    except OSError as exc:
+        raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+
+
+def _write_pdf(bench: Workbench, args: argparse.Namespace) -> int:
+    # Qt needs an application object for fonts; a command line has no display, so draw offscreen
+    from PySide6.QtGui import QGuiApplication
+
+    from app.report.content import gather
+    from app.report.pdf_writer import write_pdf
+
+    global _app
+    if QGuiApplication.instance() is None:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        _app = QGuiApplication(["benchbay"])
+    options = ReportOptions(title=args.title, customer=args.customer, author=args.author, logo_path=args.logo,
+                            page_size=args.page_size)
+    return write_pdf(gather(bench.store, args.run_ids, args.baseline, options), args.pdf)
+
+
+def _cell_json(cell: Cell) -> dict[str, Any]:
+    return {"value": cell.value, "text": cell.text, "note": cell.note, "ratio": cell.ratio,
+            "ratio_text": cell.ratio_text, "best": cell.best, "caveats": [c.tag for c in cell.caveats]}
+
+
+def comparison_json(comparison: Comparison) -> dict[str, Any]:
+    """The comparison for scripts: metrics, one entry per server with its cells, summary and caveats."""
+    return {
+        "metrics": [{"key": m.key, "test": m.test, "label": m.label, "unit": m.unit, "better": m.better}
+                    for m in comparison.metrics],
+        "baseline": comparison.baseline.label if comparison.baseline else None,
+        "rows": [{"label": row.label, "host": row.host, "run_ids": list(row.run_ids), "tests": list(row.tests),
+                  "spec": row.spec, "baseline": row.baseline,
+                  "cells": {key: _cell_json(cell) for key, cell in row.cells.items()},
+                  "caveats": [{"tag": c.tag, "text": c.text} for c in row.caveats]}
+                 for row in comparison.rows],
+        "summary": comparison.summary(),
+        "winners": comparison.winners(),
+        "caveats": comparison.caveat_lines(),
+    }

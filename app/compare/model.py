@@ -1,0 +1,245 @@
+"""A comparison of stored runs: one row per server, one column per figure, the best marked, ratios to a baseline.
+
+Qt-free: the window, the PDF and the command line read the same Comparison. Runs of one host with
+different tests share a row (disk and CPU of db-primary); a second run of the same test on the same
+host gets a row of its own, labelled with its date (the same server over time).
+
+Ratios say how many times better than the baseline a figure is: value / baseline where higher is
+better, baseline / value for times and latencies. So "3.4x" always means "3.4 times as good".
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.compare.caveats import Caveat, between_caveats, run_caveats
+from app.compare.metrics import HIGHER, METRICS, TEST_LABELS, Figure, Metric, figures
+from app.facts_summary import spec_line
+from app.run_summary import number
+from storage.records import ResultSample, RunRecord
+
+NO_VALUE = "—"
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """What the comparison needs of one stored run (plain data, loaded in a worker)."""
+
+    record: RunRecord
+    facts: dict[str, Any] | None
+    results: list[ResultSample]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: float | None
+    text: str                   # the value as shown: "18,123"
+    note: str = ""              # what the value needs said with it: "16 workers"
+    best: bool = False
+    ratio: float | None = None  # times as good as the baseline
+    caveats: tuple[Caveat, ...] = ()
+
+    @property
+    def ratio_text(self) -> str:
+        return ratio_text(self.ratio)
+
+    @property
+    def tags(self) -> str:
+        return ", ".join(dict.fromkeys(c.tag for c in self.caveats))
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str                          # "db-primary", or "db-primary 2026-11-21 10:44" for a host seen twice
+    host: str
+    runs: tuple[RunRecord, ...]
+    facts: dict[str, Any] | None
+    spec: str
+    cells: dict[str, Cell]
+    caveats: tuple[Caveat, ...]
+    baseline: bool = False
+
+    @property
+    def run_ids(self) -> tuple[int, ...]:
+        return tuple(run.id for run in self.runs)
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(run.test for run in self.runs))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    rows: tuple[Row, ...]
+    metrics: tuple[Metric, ...]         # only those at least one row has
+    between: tuple[Caveat, ...]         # differences between the servers (engines, library versions)
+
+    @property
+    def baseline(self) -> Row | None:
+        return next((row for row in self.rows if row.baseline), None)
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m.test for m in self.metrics))
+
+    def column(self, key: str) -> list[tuple[Row, Cell]]:
+        return [(row, row.cells[key]) for row in self.rows if key in row.cells and row.cells[key].value is not None]
+
+    def winners(self) -> list[str]:
+        """One sentence per test (its headline figures): who leads and by how much."""
+        lines = []
+        for item in self.metrics:
+            if not item.headline:
+                continue
+            line = winner_line(self, item)
+            if line:
+                lines.append(line)
+        return lines
+
+    def summary(self) -> str:
+        """The paragraph a customer reads first."""
+        names = ", ".join(row.label for row in self.rows)
+        parts = [f"{len(self.rows)} server{'s' if len(self.rows) != 1 else ''} compared ({names})"
+                 + (f", baseline {self.baseline.label}" if self.baseline else "") + "."]
+        parts += self.winners()
+        flagged = sum(1 for row in self.rows for c in row.caveats) + len(self.between)
+        if flagged:
+            parts.append(f"{flagged} caveat{'s' if flagged != 1 else ''} apply: see the notes beside the figures.")
+        return " ".join(parts)
+
+    def caveat_lines(self) -> list[str]:
+        """Every caveat once, with whom it concerns: "mail-01: Cached I/O ..."."""
+        lines = [f"{row.label}: {c.text}" for row in self.rows for c in row.caveats]
+        lines += [f"All servers: {c.text}" for c in self.between]
+        return list(dict.fromkeys(lines))
+
+
+def ratio_text(ratio: float | None) -> str:
+    if ratio is None or not math.isfinite(ratio):
+        return ""
+    if ratio >= 10:
+        return f"{ratio:.0f}x"
+    return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2f}x"
+
+
+def _times_as_good(item: Metric, value: float, reference: float) -> float | None:
+    if item.better == HIGHER:
+        return value / reference if reference > 0 else None
+    return reference / value if value > 0 else None
+
+
+def winner_line(comparison: Comparison, item: Metric) -> str:
+    column = comparison.column(item.key)
+    if len(column) < 2:
+        return ""
+    ordered = sorted(column, key=lambda rc: rc[1].value, reverse=item.better == HIGHER)
+    (best_row, best), (next_row, nxt) = ordered[0], ordered[1]
+    what = f"{TEST_LABELS.get(item.test, item.test)}, {item.label[0].lower()}{item.label[1:]}" \
+        if not item.label.lower().startswith(TEST_LABELS.get(item.test, item.test).lower()) else item.label
+    if best.value == nxt.value:
+        return f"{what}: {best_row.label} and {next_row.label} tie at {best.text} {item.unit}."
+    base = comparison.baseline
+    if base is not None and base is not best_row and item.key in base.cells \
+            and base.cells[item.key].value is not None:
+        ratio = _times_as_good(item, best.value, base.cells[item.key].value)
+        versus = f"{ratio_text(ratio)} the baseline {base.label}"
+    else:
+        ratio = _times_as_good(item, best.value, nxt.value)
+        versus = f"{ratio_text(ratio)} {next_row.label}"
+    return f"{what}: {best_row.label} leads with {best.text} {item.unit}, {versus}."
+
+
+def _group(inputs: Sequence[RunInput]) -> list[list[RunInput]]:
+    """Rows: a host's runs of different tests together; a repeated test on a host starts another row."""
+    groups: list[list[RunInput]] = []
+    for run in inputs:
+        for group in groups:
+            if group[0].record.host_name == run.record.host_name and \
+                    all(r.record.test != run.record.test for r in group):
+                group.append(run)
+                break
+        else:
+            groups.append([run])
+    return groups
+
+
+def _label(group: list[RunInput], groups: list[list[RunInput]]) -> str:
+    host = group[0].record.host_name
+    if sum(1 for g in groups if g[0].record.host_name == host) == 1:
+        return host
+    return f"{host} {group[0].record.started_at.strftime('%Y-%m-%d %H:%M')}"
+
+
+def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None) -> Comparison:
+    """The comparison of the given runs, in the order given; baseline_run_id picks the baseline row."""
+    if not inputs:
+        raise ValueError("pick at least one run to compare")
+    groups = _group(inputs)
+    raw: list[tuple[str, list[RunInput], dict[str, Figure], list[Any], list[Caveat]]] = []
+    for group in groups:
+        results = [r for run in group for r in run.results]
+        found: dict[str, Figure] = {}
+        for run in group:
+            found.update(figures(run.results))
+        notes: list[Caveat] = []
+        for run in group:
+            notes += run_caveats(figures(run.results), run.results, run.facts, run.warnings,
+                                 run.record.status, run.record.error)
+        raw.append((_label(group, groups), group, found, results, list(dict.fromkeys(notes))))
+    between = between_caveats([(label, results) for label, _g, _f, results, _n in raw])
+    shown = tuple(m for m in METRICS if any(m.key in found for _l, _g, found, _r, _n in raw))
+    base_index = next((i for i, (_l, group, *_rest) in enumerate(raw)
+                       if baseline_run_id is not None and any(r.record.id == baseline_run_id for r in group)), None)
+    if baseline_run_id is not None and base_index is None:
+        raise ValueError(f"the baseline run {baseline_run_id} is not one of the compared runs")
+
+    best: dict[str, float] = {}
+    for item in shown:
+        values = [found[item.key].value for _l, _g, found, _r, _n in raw if item.key in found]
+        if len(values) > 1:
+            best[item.key] = max(values) if item.better == HIGHER else min(values)
+    rows = []
+    for index, (label, group, found, _results, notes) in enumerate(raw):
+        cells = {}
+        for item in shown:
+            figure = found.get(item.key)
+            if figure is None:
+                continue
+            ratio = None
+            if base_index is not None:
+                reference = raw[base_index][2].get(item.key)
+                ratio = _times_as_good(item, figure.value, reference.value) if reference else None
+            concerns = tuple(c for c in notes + between if not c.keys or item.key in c.keys)
+            cells[item.key] = Cell(figure.value, number(figure.value), figure.note,
+                                   best=best.get(item.key) == figure.value, ratio=ratio, caveats=concerns)
+        facts = next((run.facts for run in reversed(group) if run.facts), None)
+        rows.append(Row(label, group[0].record.host_name, tuple(run.record for run in group), facts,
+                        spec_line(facts) if facts else "no facts stored", cells, tuple(notes),
+                        baseline=index == base_index))
+    return Comparison(tuple(rows), shown, tuple(between))
+
+
+def load_inputs(store: Any, run_ids: Iterable[int]) -> list[RunInput]:
+    """The runs from the store (a storage Store), with their warnings; facts fall back to the host's latest."""
+    from storage.errors import NotFound
+
+    out = []
+    for run_id in run_ids:
+        detail = store.runs.get(run_id)
+        if detail is None:
+            raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
+        facts = detail.facts
+        if facts is None:
+            latest = store.runs.latest_facts(detail.run.host_name)
+            facts = latest[1] if latest else None
+        warnings = [str(e.get("message")) for e in store.runs.events(run_id)
+                    if e.get("type") == "warning" and e.get("message")]
+        out.append(RunInput(detail.run, facts, list(detail.results), warnings))
+    return out
+
+
+def compare_runs(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = None) -> Comparison:
+    return build(load_inputs(store, run_ids), baseline_run_id)

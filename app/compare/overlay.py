@@ -1,0 +1,95 @@
+"""Telemetry of compared runs on one time axis: t = 0 is where each run's test started.
+
+A run's series count from the start of its telemetry, which begins a moment before the test; the
+first phase the agent announced marks the test start. For a disk series the busiest disk of the
+run is taken (the one the test used); "cpu.busy" (100 - idle) and "disk.iops" (r/s + w/s) are
+derived the way a reader asks for them.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from storage.records import SeriesData
+
+OVERLAYS: tuple[tuple[str, str, str], ...] = (
+    ("disk.util", "%util of the busiest disk", "%"),
+    ("disk.iops", "IOPS (r/s + w/s) of the busiest disk", "1/s"),
+    ("cpu.busy", "CPU busy (100 - idle)", "%"),
+    ("load.1", "Load average, 1 min", ""),
+)
+
+
+@dataclass(frozen=True)
+class AlignedSeries:
+    label: str          # the row label (host, or host and date)
+    run_id: int
+    name: str
+    device: str
+    unit: str
+    t: list[float]      # seconds since the test started (negative: before it)
+    values: list[float]
+
+
+def start_offset(events: Sequence[dict[str, Any]]) -> float:
+    """Seconds from the series' t = 0 to the first phase start (0 when the run says nothing of either)."""
+    t0 = next((e.get("t0") for e in reversed(events) if e.get("type") == "telemetry"
+               and isinstance(e.get("t0"), (int, float))), None)
+    start = next((e.get("t") for e in events if e.get("type") == "phase_start"
+                  and isinstance(e.get("t"), (int, float))), None)
+    if t0 is None or start is None:
+        return 0.0
+    return max(float(start) - float(t0), 0.0)
+
+
+def _busiest(series: Sequence[SeriesData], name: str) -> SeriesData | None:
+    candidates = [s for s in series if s.name == name and s.values]
+    return max(candidates, key=lambda s: sum(s.values) / len(s.values), default=None)
+
+
+def pick(series: Sequence[SeriesData], name: str) -> SeriesData | None:
+    """One curve of a run by overlay name (see OVERLAYS), derived where needed."""
+    if name == "cpu.busy":
+        idle = next((s for s in series if s.name == "cpu.idle"), None)
+        if idle is None:
+            return None
+        return SeriesData(name, "", "%", list(idle.t), [max(0.0, 100.0 - v) for v in idle.values])
+    if name == "disk.iops":
+        util = _busiest(series, "disk.util")
+        if util is None:
+            return None
+        reads = next((s for s in series if s.name == "disk.r/s" and s.device == util.device), None)
+        writes = next((s for s in series if s.name == "disk.w/s" and s.device == util.device), None)
+        if reads is None or writes is None or len(reads.values) != len(writes.values):
+            return None
+        return SeriesData(name, util.device, "1/s", list(reads.t),
+                          [r + w for r, w in zip(reads.values, writes.values, strict=True)])
+    if name.startswith("disk."):
+        return _busiest(series, name)
+    return next((s for s in series if s.name == name and not s.device), None)
+
+
+def aligned(store: Any, labelled_runs: Sequence[tuple[str, int]], name: str) -> list[AlignedSeries]:
+    """The named curve of each (label, run id) that has it, shifted so each test starts at t = 0."""
+    out = []
+    for label, run_id in labelled_runs:
+        series = store.runs.series(run_id)
+        curve = pick(series, name)
+        if curve is None:
+            continue
+        shift = start_offset(store.runs.events(run_id))
+        out.append(AlignedSeries(label, run_id, name, curve.device, curve.unit,
+                                 [t - shift for t in curve.t], list(curve.values)))
+    return out
+
+
+def overlay_runs(comparison: Any, test: str | None = None) -> list[tuple[str, int]]:
+    """(row label, run id) per row: its run of the given test, or its first run."""
+    out = []
+    for row in comparison.rows:
+        run = next((r for r in row.runs if test is None or r.test == test), None)
+        if run is not None:
+            out.append((row.label if test is not None or len(row.runs) == 1 else f"{row.label} ({run.test})",
+                        run.id))
+    return out

@@ -1,0 +1,360 @@
+"""The Compare tab: pick stored runs, see them side by side, keep notes, save the comparison, export it.
+
+Everything that reads or writes the store (or a file) runs in the window's WorkerPool; the slots here get
+plain data (RunInput, SavedComparison, AlignedSeries) and only update widgets. The exports are in
+app.gui.compare_exports.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.compare.model import Comparison, RunInput, build, load_inputs
+from app.compare.overlay import aligned, overlay_runs
+from app.gui.compare_exports import CompareExports
+from app.gui.workers import Worker, WorkerPool
+from remote.errors import BenchbayError
+from storage.errors import NotFound
+from storage.records import RunRecord, SavedComparison
+from widgets.compare_view import ComparisonView
+from widgets.format import one_line
+from widgets.live_plot import MUTED
+from widgets.note_editor import NoteEditor
+from widgets.run_picker import RunPicker
+from widgets.saved_comparisons import SavedComparisonsDialog
+
+DEFAULT_TITLE = "Server comparison"
+
+
+@dataclass(frozen=True)
+class OpenedComparison:
+    """A saved comparison read back: the runs still in this store, and the uids that are not."""
+
+    saved: SavedComparison
+    inputs: list[RunInput]
+    baseline_run_id: int | None
+    missing_uids: list[str]
+
+
+def open_saved_comparison(store: Any, comparison_id: int) -> OpenedComparison:
+    """Runs by uid (a comparison may come from another laptop's store); missing runs are reported, not fatal."""
+    saved = store.comparisons.get(comparison_id)
+    if saved is None:
+        raise NotFound(f"no saved comparison with id {comparison_id}")
+    ids: dict[str, int] = {}
+    missing = []
+    for uid in saved.run_uids:
+        detail = store.runs.get_by_uid(uid)
+        if detail is None:
+            missing.append(uid)
+        else:
+            ids[uid] = detail.run.id
+    inputs = load_inputs(store, list(ids.values())) if ids else []
+    return OpenedComparison(saved, inputs, ids.get(saved.baseline_uid or ""), missing)
+
+
+def missing_runs_text(uids: list[str], total: int) -> str:
+    shown = ", ".join(uid[:8] for uid in uids[:4]) + (", …" if len(uids) > 4 else "")
+    return (f"{len(uids)} of the {total} saved runs are not in this store (uid {shown}); "
+            "import them from a JSON export to see them again")
+
+
+class CompareTab(QWidget):
+    """The run picker and the run note above; the comparison, its notes and the exports below."""
+
+    message = Signal(str)       # for the window's status bar
+    runs_changed = Signal()     # notes stored, runs imported: the window reloads its run list
+
+    def __init__(self, workbench: Any, pool: WorkerPool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("compareTab")
+        self.bench = workbench
+        self.pool = pool
+        self.inputs: list[RunInput] = []
+        self.comparison: Comparison | None = None
+        self.baseline_run_id: int | None = None
+        self.saved: SavedComparison | None = None
+        self.saved_dialog: SavedComparisonsDialog | None = None
+        self._serial = 0            # the latest compare/open request: older answers are dropped
+        self._overlay_serial = 0
+
+        self.picker = RunPicker()
+        self.note_editor = NoteEditor()
+        self.view = ComparisonView()
+        self.title_edit = QLineEdit()
+        self.title_edit.setObjectName("comparisonTitle")
+        self.title_edit.setPlaceholderText(DEFAULT_TITLE)
+        self.title_edit.setToolTip("The comparison's title: saved with it, and the PDF's title")
+        self.save_button = self._button("Save comparison", "saveComparisonButton",
+                                        "Keep these runs, the baseline, the title and the notes to reopen later")
+        self.open_button = self._button("Open saved…", "openSavedButton", "Reopen a saved comparison")
+        self.notes_edit = QPlainTextEdit()
+        self.notes_edit.setObjectName("comparisonNotes")
+        self.notes_edit.setPlaceholderText("What the reader should know: saved with the comparison, "
+                                           "shown on the PDF's first page")
+        self.notes_edit.setTabChangesFocus(True)
+        self.notes_edit.setFixedHeight(64)
+        self.exports = CompareExports(self)
+        self.status_label = QLabel()
+        self.status_label.setObjectName("compareStatus")
+        self.status_label.setStyleSheet(f"color: {MUTED};")
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        top = QHBoxLayout()
+        top.setContentsMargins(4, 4, 4, 0)
+        top.addWidget(QLabel("Title"))
+        top.addWidget(self.title_edit, 1)
+        top.addWidget(self.save_button)
+        top.addWidget(self.open_button)
+        exports = QHBoxLayout()   # the exports and what they are doing, side by side
+        exports.setContentsMargins(4, 0, 4, 0)
+        for button in self.exports.buttons:
+            exports.addWidget(button)
+        exports.addSpacing(8)
+        exports.addWidget(self.exports.progress)
+        exports.addWidget(self.status_label, 1)
+        exports.addWidget(self.exports.open_file_button)
+        notes_label = QLabel("Notes on this comparison")
+        notes_label.setStyleSheet(f"color: {MUTED};")
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 4)
+        right_layout.addLayout(top)
+        right_layout.addLayout(exports)
+        right_layout.addWidget(self.view, 1)
+        right_layout.addWidget(notes_label)
+        right_layout.addWidget(self.notes_edit)
+        # the picker above the comparison: the comparison's table and charts need the tab's whole width
+        chooser = QWidget()
+        chooser_layout = QHBoxLayout(chooser)
+        chooser_layout.setContentsMargins(0, 0, 0, 0)
+        chooser_layout.addWidget(self.picker, 3)
+        chooser_layout.addWidget(self.note_editor, 2)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(chooser)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([220, 560])
+        splitter.setChildrenCollapsible(False)
+        self.splitter = splitter
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+
+        self.picker.compare_requested.connect(self.compare)
+        self.picker.selection_changed.connect(self.note_editor.set_runs)
+        self.note_editor.save_requested.connect(self.save_run_notes)
+        self.view.baselineChanged.connect(self.set_baseline)
+        self.view.overlayRequested.connect(self.load_overlay)
+        self.save_button.clicked.connect(lambda _checked=False: self.save_comparison())
+        self.open_button.clicked.connect(lambda _checked=False: self.choose_saved())
+        self.view.clear("Pick two or more runs on the left and click “Compare”.")
+        self._update_buttons()
+
+    def _button(self, text: str, name: str, tip: str) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        button.setToolTip(tip)
+        return button
+
+    # -- jobs ------------------------------------------------------------------------------------
+
+    def run_job(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
+                what: str = "", on_failed: Callable[[str], None] | None = None) -> Worker:
+        worker = Worker(fn, *args)
+        if on_done is not None:
+            worker.finished.connect(on_done)
+        worker.failed.connect(lambda exc: self._failed(what, exc, on_failed))
+        return self.pool.start(worker, key="compare")
+
+    def _failed(self, what: str, exc: BaseException, on_failed: Callable[[str], None] | None) -> None:
+        if not isinstance(exc, (BenchbayError, ValueError, OSError)):
+            import sys
+
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        reason = one_line(str(exc)) or type(exc).__name__
+        text = f"{what}: {reason}" if what else reason
+        if on_failed is not None:
+            on_failed(text)
+        self.show_status(text, to_window=True)
+
+    def show_status(self, text: str, to_window: bool = False) -> None:
+        """The tab's status line; failures and imports (started from the Runs tab) also go to the window's."""
+        self.status_label.setText(one_line(text, 300))
+        self.status_label.setToolTip(text)
+        if to_window:
+            self.message.emit(text)
+
+    # -- runs and the comparison -----------------------------------------------------------------
+
+    def set_runs(self, runs: list[RunRecord]) -> None:
+        """The stored runs (loaded by the window) for the picker."""
+        self.picker.set_runs(runs)
+
+    def compare(self, run_ids: list[int], baseline_run_id: int | None = None) -> None:
+        """Load these runs in a worker and show their comparison (a new, unsaved one)."""
+        if not run_ids:
+            return
+        self._serial += 1
+        serial = self._serial
+        self.saved = None
+        self.picker.select_ids(run_ids)
+        self.show_status(f"Loading {len(run_ids)} run{'s' if len(run_ids) != 1 else ''}…")
+        self.run_job(load_inputs, self.bench.store, list(run_ids), what="Comparing",
+                     on_done=lambda inputs: self._loaded(serial, inputs, baseline_run_id))
+
+    def _loaded(self, serial: int, inputs: list[RunInput], baseline_run_id: int | None) -> None:
+        if serial != self._serial:
+            return
+        self.inputs = inputs
+        self._show(baseline_run_id)
+        if self.comparison is not None:
+            rows = len(self.comparison.rows)
+            self.show_status(f"{len(inputs)} runs compared: {rows} server{'s' if rows != 1 else ''}")
+
+    def _show(self, baseline_run_id: int | None) -> None:
+        try:
+            self.comparison = build(self.inputs, baseline_run_id)
+            self.baseline_run_id = baseline_run_id
+        except ValueError as exc:
+            self.comparison = None
+            self.baseline_run_id = None
+            self.view.clear(str(exc))
+        else:
+            self.view.set_comparison(self.comparison)
+        self._update_buttons()
+
+    def set_baseline(self, run_id: int | None) -> None:
+        """Rebuild with another baseline; the runs are already loaded."""
+        if not self.inputs or run_id == self.baseline_run_id:
+            return
+        self._show(run_id)
+
+    def load_overlay(self, name: str, test: str | None) -> None:
+        if self.comparison is None:
+            return
+        self._overlay_serial += 1
+        serial = self._overlay_serial
+        runs = overlay_runs(self.comparison, test)
+        self.run_job(aligned, self.bench.store, runs, name, what="Loading telemetry",
+                     on_done=lambda curves: serial == self._overlay_serial and self.view.set_overlays(curves))
+
+    def clear(self) -> None:
+        """Forget the comparison on screen (the stored runs and saved comparisons stay)."""
+        self._serial += 1
+        self.inputs = []
+        self.comparison = None
+        self.baseline_run_id = None
+        self.saved = None
+        self.title_edit.clear()
+        self.notes_edit.clear()
+        self.view.clear("Pick two or more runs on the left and click “Compare”.")
+        self._update_buttons()
+
+    def run_ids(self) -> list[int]:
+        return [run.record.id for run in self.inputs]
+
+    def title(self) -> str:
+        return self.title_edit.text().strip() or DEFAULT_TITLE
+
+    # -- notes -----------------------------------------------------------------------------------
+
+    def save_run_notes(self, run_ids: list[int], text: str) -> None:
+        store = self.bench.store
+
+        def job() -> tuple[list[int], str]:
+            for run_id in run_ids:
+                store.runs.set_notes(run_id, text)
+            return run_ids, text
+
+        self.run_job(job, what="Saving the note", on_done=self._notes_saved)
+
+    def _notes_saved(self, data: tuple[list[int], str]) -> None:
+        run_ids, text = data
+        self.note_editor.saved(run_ids, text)
+        self.show_status(f"Note saved on run {', '.join(f'#{i}' for i in run_ids)}")
+        self.runs_changed.emit()
+
+    # -- saved comparisons -----------------------------------------------------------------------
+
+    def save_comparison(self) -> None:
+        """Save the comparison on screen, or update the saved one it was opened from."""
+        if not self.inputs:
+            return
+        uids = [run.record.uid for run in self.inputs]
+        baseline = next((run.record.uid for run in self.inputs if run.record.id == self.baseline_run_id), None)
+        fields = {"title": self.title(), "run_uids": uids, "baseline_uid": baseline,
+                  "notes": self.notes_edit.toPlainText().strip(), **self.exports.saved_fields()}
+        repo = self.bench.store.comparisons
+        saved_id = self.saved.id if self.saved is not None else None
+
+        def job() -> SavedComparison:
+            return repo.save(**fields) if saved_id is None else repo.update(saved_id, **fields)
+
+        self.run_job(job, what="Saving the comparison", on_done=self._comparison_saved)
+
+    def _comparison_saved(self, saved: SavedComparison) -> None:
+        self.saved = saved
+        self.title_edit.setText(saved.title)
+        self.show_status(f"Comparison “{saved.title}” saved")
+
+    def choose_saved(self) -> None:
+        """List the saved comparisons (in a worker), then let the user pick one."""
+        self.run_job(self.bench.store.comparisons.list, what="Listing saved comparisons", on_done=self._pick_saved)
+
+    def _pick_saved(self, saved: list[SavedComparison]) -> None:
+        if self.saved_dialog is not None:
+            self.saved_dialog.close()
+        dialog = SavedComparisonsDialog(saved, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: dialog.chosen_id() is not None and self.open_saved(dialog.chosen_id()))
+        dialog.destroyed.connect(lambda: setattr(self, "saved_dialog", None))
+        self.saved_dialog = dialog
+        dialog.open()
+
+    def open_saved(self, comparison_id: int) -> None:
+        self._serial += 1
+        serial = self._serial
+        self.show_status("Opening the saved comparison…")
+        self.run_job(open_saved_comparison, self.bench.store, comparison_id, what="Opening the comparison",
+                     on_done=lambda opened: self._opened(serial, opened))
+
+    def _opened(self, serial: int, opened: OpenedComparison) -> None:
+        if serial != self._serial:
+            return
+        saved = opened.saved
+        self.saved = saved
+        self.inputs = opened.inputs
+        self.title_edit.setText(saved.title)
+        self.notes_edit.setPlainText(saved.notes)
+        self.exports.restore_fields(saved)
+        self.picker.select_ids(self.run_ids())
+        if self.inputs:
+            self._show(opened.baseline_run_id)
+        else:
+            self.comparison = None
+            self.baseline_run_id = None
+            self.view.clear("None of this comparison's runs are in this store.")
+            self._update_buttons()
+        text = f"Opened “{saved.title}”"
+        if opened.missing_uids:
+            text += f" — {missing_runs_text(opened.missing_uids, len(saved.run_uids))}"
+        self.show_status(text)
+
+    def _update_buttons(self) -> None:
+        shown = self.comparison is not None
+        self.save_button.setEnabled(shown)
+        self.exports.set_enabled(shown)

@@ -1,0 +1,116 @@
+"""One small bar chart per compared figure: servers down the side, bars across, the value printed at each bar.
+
+Horizontal bars leave the host names readable at any length; the best bar is green and starred,
+the others blue, and the title says which way is better.
+"""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics, QResizeEvent
+from PySide6.QtWidgets import QGridLayout, QWidget
+
+from app.compare.metrics import Metric
+from app.compare.model import Cell, Comparison, Row
+from widgets.compare_table import BEST_MARK, better_text
+from widgets.plot_items import BACKGROUND, INK, MUTED, escape
+
+BAR = "#2f6db5"
+BEST_BAR = "#2e9d5b"
+MAX_COLUMNS = 4         # charts per line of the grid, at most
+CHART_PX = 400          # the width a chart wants
+BAR_PX = 26             # height per server
+CHROME_PX = 62          # title and x axis
+VALUE_ROOM = 1.08       # x range past the longest bar
+INSIDE_FROM = 0.55      # bars at least this share of the longest one carry their value inside
+
+
+class BarChart(pg.PlotWidget):
+    """The bars of one metric."""
+
+    def __init__(self, item: Metric, column: list[tuple[Row, Cell]], parent: QWidget | None = None) -> None:
+        super().__init__(parent, background=BACKGROUND)
+        self.metric = item
+        self.labels = [row.label for row, _cell in column]
+        self.values = [float(cell.value) for _row, cell in column]
+        self.best = [cell.best for _row, cell in column]
+        plot = self.getPlotItem()
+        plot.hideButtons()
+        plot.setMenuEnabled(False)
+        self.setMouseEnabled(x=False, y=False)
+        self.setFixedHeight(CHROME_PX + BAR_PX * max(len(column), 1))
+        # a pyqtgraph title never wraps and sets the chart's minimum width: the direction goes under the axis
+        plot.setTitle(f"<span style='color:{INK}'>{escape(item.label)}</span>", size="9pt")
+        plot.setLabel("bottom", f"{item.unit + ', ' if item.unit else ''}{better_text(item)}", color=MUTED)
+        for name in ("left", "bottom"):
+            plot.getAxis(name).setPen(pg.mkPen(MUTED))
+            plot.getAxis(name).setTextPen(pg.mkPen(INK if name == "left" else MUTED))
+        positions = list(range(len(column)))
+        brushes = [pg.mkBrush(BEST_BAR if best else BAR) for best in self.best]
+        self.bar_item = pg.BarGraphItem(x0=[0.0] * len(column), y=positions, width=self.values, height=0.62,
+                                        brushes=brushes, pen=pg.mkPen(None))
+        plot.addItem(self.bar_item)
+        left = plot.getAxis("left")
+        left.setTicks([[(i, label) for i, label in enumerate(self.labels)]])
+        # the axis widens to its labels only once painted: a chart first drawn off screen would clip them
+        metrics = QFontMetrics(left.style.get("tickFont") or self.font())
+        left.setWidth(max((metrics.horizontalAdvance(label) for label in self.labels), default=0) + 16)
+        plot.getViewBox().invertY(True)       # the first server on top, as in the table
+        top = max(self.values, default=0.0)
+        self.setXRange(0.0, top * VALUE_ROOM if top > 0 else 1.0, padding=0)
+        self.setYRange(-0.6, len(column) - 0.4, padding=0)
+        self.value_labels: list[pg.TextItem] = []
+        for position, (_row, cell) in enumerate(column):
+            text = (f"{BEST_MARK} " if cell.best else "") + cell.text + (f" ({cell.note})" if cell.note else "")
+            # a long bar holds its value inside, in white; a short one beside it: no label runs off the chart
+            inside = top > 0 and cell.value >= top * INSIDE_FROM
+            label = pg.TextItem(text if inside else f" {text}", color="#ffffff" if inside else INK,
+                                anchor=(1, 0.5) if inside else (0, 0.5))
+            label.setPos(max(cell.value, 0.0), position)
+            plot.addItem(label)
+            self.value_labels.append(label)
+
+    def bar_lengths(self) -> list[float]:
+        return [float(w) for w in self.bar_item.opts["width"]]
+
+
+class CompareBars(QWidget):
+    """A grid of BarCharts, one per figure of the comparison, as many across as the width allows."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("compareBars")
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(8)
+        self.charts: dict[str, BarChart] = {}
+        self.columns = MAX_COLUMNS
+
+    def clear(self) -> None:
+        for chart in self.charts.values():
+            self.grid.removeWidget(chart)
+            chart.deleteLater()
+        self.charts.clear()
+
+    def set_comparison(self, comparison: Comparison) -> None:
+        self.clear()
+        for item in comparison.metrics:
+            column = comparison.column(item.key)
+            if column:
+                self.charts[item.key] = BarChart(item, column, self)
+        self._place()
+
+    def _place(self) -> None:
+        for chart in self.charts.values():
+            self.grid.removeWidget(chart)
+        for index, chart in enumerate(self.charts.values()):
+            self.grid.addWidget(chart, index // self.columns, index % self.columns, Qt.AlignmentFlag.AlignTop)
+        for column in range(MAX_COLUMNS):
+            self.grid.setColumnStretch(column, 1 if column < self.columns else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        columns = max(1, min(MAX_COLUMNS, event.size().width() // CHART_PX))
+        if columns != self.columns:
+            self.columns = columns
+            self._place()

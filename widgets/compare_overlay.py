@@ -1,0 +1,143 @@
+"""Telemetry of the compared runs on one chart, aligned on each test's start (t = 0).
+
+The panel only draws: a change of the pickers emits `requested(name, test)` and whoever owns the
+store loads the curves and hands them to set_overlays. Each server keeps the colour of its row
+order, so a server is the same colour whichever telemetry is shown.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from app.compare.metrics import TEST_LABELS
+from app.compare.model import Comparison
+from app.compare.overlay import OVERLAYS, AlignedSeries
+from widgets.host_panel import host_colour
+from widgets.plot_items import BACKGROUND, INK, MUTED, ElapsedAxis, escape, nice_ceiling
+
+PERCENT = "%"
+
+
+class CompareOverlay(QWidget):
+    """Pickers (telemetry, test) over one chart with a curve per server."""
+
+    requested = Signal(str, object)     # overlay name ("disk.util"), test ("disk") or None
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("compareOverlay")
+        self.metric_picker = QComboBox()
+        self.metric_picker.setObjectName("overlayMetric")
+        for name, title, _unit in OVERLAYS:
+            self.metric_picker.addItem(title, name)
+        self.test_label = QLabel("Test:")
+        self.test_picker = QComboBox()
+        self.test_picker.setObjectName("overlayTest")
+        self.status = QLabel("")
+        self.status.setStyleSheet(f"color: {MUTED};")
+        self.plot = pg.PlotWidget(background=BACKGROUND, axisItems={"bottom": ElapsedAxis("bottom")})
+        self.plot.setObjectName("overlayPlot")
+        self.plot.setFixedHeight(300)
+        item = self.plot.getPlotItem()
+        item.hideButtons()
+        item.setMenuEnabled(False)
+        item.showGrid(x=False, y=True, alpha=0.25)
+        for name in ("left", "bottom"):
+            item.getAxis(name).setPen(pg.mkPen(MUTED))
+            item.getAxis(name).setTextPen(pg.mkPen(MUTED))
+        item.setLabel("bottom", "time since the test started (m:ss)", color=MUTED)
+        self.plot.setMouseEnabled(x=True, y=False)
+        self.start_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
+                                          pen=pg.mkPen(MUTED, style=Qt.PenStyle.DashLine))
+        item.addItem(self.start_line, ignoreBounds=True)
+        self.curves: dict[int, pg.PlotDataItem] = {}    # run id -> curve
+        self.legend: list[tuple[str, str]] = []         # (server label, colour)
+        self._colours: dict[int, str] = {}               # run id -> the colour of its row
+        pickers = QHBoxLayout()
+        pickers.addWidget(QLabel("Telemetry:"))
+        pickers.addWidget(self.metric_picker)
+        pickers.addSpacing(12)
+        pickers.addWidget(self.test_label)
+        pickers.addWidget(self.test_picker)
+        pickers.addSpacing(12)
+        pickers.addWidget(self.status, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(pickers)
+        layout.addWidget(self.plot)
+        self.metric_picker.currentIndexChanged.connect(lambda _i: self.request())
+        self.test_picker.currentIndexChanged.connect(lambda _i: self.request())
+
+    def choice(self) -> tuple[str, str | None]:
+        """The chosen overlay name and test."""
+        return str(self.metric_picker.currentData()), self.test_picker.currentData()
+
+    def request(self) -> None:
+        name, test = self.choice()
+        self.status.setText("Loading…")
+        self.requested.emit(name, test)
+
+    def set_comparison(self, comparison: Comparison) -> bool:
+        """Offer the tests of the compared runs; True when the runs changed (the curves must be reloaded)."""
+        tests = list(dict.fromkeys(test for row in comparison.rows for test in row.tests))
+        colours = {run.id: host_colour(index) for index, row in enumerate(comparison.rows) for run in row.runs}
+        changed = colours != self._colours
+        self._colours = colours
+        current = self.test_picker.currentData()
+        self.test_picker.blockSignals(True)
+        self.test_picker.clear()
+        for test in tests:
+            self.test_picker.addItem(TEST_LABELS.get(test, test), test)
+        self.test_picker.setCurrentIndex(max(tests.index(current), 0) if current in tests else 0)
+        self.test_picker.blockSignals(False)
+        several = len(tests) > 1
+        self.test_label.setVisible(several)
+        self.test_picker.setVisible(several)
+        if changed:
+            self.set_overlays([])
+        return changed
+
+    def clear(self) -> None:
+        self._colours = {}
+        self.set_overlays([])
+        self.status.setText("")
+
+    def set_overlays(self, curves: Sequence[AlignedSeries]) -> None:
+        """Draw one curve per server; x: seconds since its test started."""
+        plot = self.plot.getPlotItem()
+        for curve in self.curves.values():
+            plot.removeItem(curve)
+        self.curves.clear()
+        self.legend = []
+        name, _test = self.choice()
+        title, unit = next(((t, u) for n, t, u in OVERLAYS if n == name), (name, ""))
+        top = 0.0
+        for index, series in enumerate(curves):
+            colour = self._colours.get(series.run_id, host_colour(index))
+            item = pg.PlotDataItem(series.t, series.values, pen=pg.mkPen(colour, width=1.5))
+            plot.addItem(item)
+            self.curves[series.run_id] = item
+            device = f" ({series.device})" if series.device else ""
+            self.legend.append((series.label + device, colour))
+            top = max([top, *series.values])
+            unit = series.unit or unit
+        parts = [f"<span style='color:{INK}'>{escape(title)}</span>"]
+        parts += [f"<span style='color:{colour}'>━</span>&nbsp;<span style='color:{INK}'>{escape(label)}</span>"
+                  for label, colour in self.legend]
+        plot.setTitle("&nbsp;&nbsp;&nbsp;".join(parts), size="9pt")
+        plot.setLabel("left", unit if unit and unit != "1/s" else ("per second" if unit else ""), color=MUTED)
+        if curves:
+            low = min(min(s.t, default=0.0) for s in curves)
+            high = max(max(s.t, default=0.0) for s in curves)
+            self.plot.setXRange(min(low, 0.0), max(high, 1.0), padding=0.02)
+            # a little room over the top: the highest tick label and a curve at 100 % stay whole
+            self.plot.setYRange(0.0, (100.0 if unit == PERCENT else nice_ceiling(top * 1.05)) * 1.04, padding=0)
+            self.status.setText("")
+        else:
+            self.status.setText("No telemetry of this kind was stored for these runs." if self._colours else "")
+
+    def legend_labels(self) -> list[str]:
+        return [label for label, _colour in self.legend]

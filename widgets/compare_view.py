@@ -1,0 +1,170 @@
+"""The comparison of stored runs as the Compare tab shows it.
+
+Top to bottom: the summary paragraph, the baseline picker, the table (one row per server), the
+caveats (always in view, never only in tooltips), the bar charts per figure and the overlaid
+telemetry. The view never reads the store: the controller builds the Comparison
+(app.compare.model.build), hands it to set_comparison, and answers baselineChanged (rebuild with that
+baseline) and overlayRequested (load app.compare.overlay.aligned curves, then set_overlays).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from app.compare.model import Comparison
+from app.compare.overlay import AlignedSeries
+from widgets.compare_bars import CompareBars
+from widgets.compare_overlay import CompareOverlay
+from widgets.compare_table import BASELINE_MARK, BEST_MARK, CAVEAT_MARK, CompareTable
+from widgets.plot_items import MUTED, escape
+
+NO_BASELINE = "No baseline"
+WARN_STYLE = "background: #fff4d6; border: 1px solid #e5c36b; border-radius: 3px; padding: 6px; color: #5c4500;"
+QUIET_STYLE = f"color: {MUTED};"
+SUMMARY_STYLE = "font-size: 11pt; padding: 2px 0 4px 0;"
+
+
+def summary_html(comparison: Comparison) -> str:
+    """The summary paragraph with each winner on a line of its own: read at a glance, not parsed."""
+    text, winners = comparison.summary(), comparison.winners()
+    if not winners:
+        return escape(text)
+    head, _found, rest = text.partition(winners[0])
+    for line in winners:
+        rest = rest.replace(line, "", 1)
+    items = "".join(f"<li>{escape(line)}</li>" for line in winners)
+    return f"{escape(head.strip())}<ul style='margin: 2px 0'>{items}</ul>{escape(rest.strip())}"
+
+
+def _section(text: str) -> QLabel:
+    label = QLabel(f"<b>{escape(text)}</b>")
+    label.setStyleSheet("font-size: 10pt; padding-top: 8px;")
+    return label
+
+
+class ComparisonView(QWidget):
+    """One app.compare.model.Comparison: summary, baseline, table, caveats, bar charts, telemetry."""
+
+    baselineChanged = Signal(object)          # the chosen row's first run id, or None
+    overlayRequested = Signal(str, object)    # overlay name ("disk.util"), test ("disk") or None
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("comparisonView")
+        self.comparison: Comparison | None = None
+        self.summary_label = QLabel("")
+        self.summary_label.setObjectName("compareSummary")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setStyleSheet(SUMMARY_STYLE)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.baseline_picker = QComboBox()
+        self.baseline_picker.setObjectName("baselinePicker")
+        self.baseline_picker.setToolTip("Ratios say how many times as good as this server each figure is.")
+        self.legend_label = QLabel(f"{BEST_MARK} best (green)   ·   {BASELINE_MARK}   ·   {CAVEAT_MARK} caveat: "
+                                   "see the list under the table   ·   ratio = times as good as the baseline")
+        self.legend_label.setStyleSheet(QUIET_STYLE)
+        self.table = CompareTable()
+        self.caveats_label = QLabel("")
+        self.caveats_label.setObjectName("compareCaveats")
+        self.caveats_label.setWordWrap(True)
+        self.caveats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.bars = CompareBars()
+        self.overlay = CompareOverlay()
+        self.content = QWidget()
+        body = QVBoxLayout(self.content)
+        body.setContentsMargins(0, 0, 0, 0)
+        picker_line = QHBoxLayout()
+        picker_line.addWidget(QLabel("Baseline:"))
+        picker_line.addWidget(self.baseline_picker)
+        picker_line.addSpacing(16)
+        picker_line.addWidget(self.legend_label, 1)
+        body.addLayout(picker_line)
+        body.addWidget(self.table)
+        body.addWidget(_section("Caveats"))
+        body.addWidget(self.caveats_label)
+        body.addWidget(_section("Figures side by side"))
+        body.addWidget(self.bars)
+        body.addWidget(_section("Telemetry during the tests"))
+        body.addWidget(self.overlay)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self.summary_label)
+        layout.addWidget(self.content)
+        layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(page)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        self.baseline_picker.currentIndexChanged.connect(self._baseline_picked)
+        self.overlay.requested.connect(self.overlayRequested)
+        self.clear("Pick runs to compare.")
+
+    # -- public API ------------------------------------------------------------------------------
+
+    def set_comparison(self, comparison: Comparison) -> None:
+        """Show a comparison; asks for the telemetry overlay (overlayRequested) when the runs changed."""
+        self.comparison = comparison
+        self.summary_label.setText(summary_html(comparison))
+        self.summary_label.setStyleSheet(SUMMARY_STYLE)
+        self._fill_baselines(comparison)
+        self.table.set_comparison(comparison)
+        lines = comparison.caveat_lines()
+        if lines:
+            self.caveats_label.setText("<br>".join(f"{CAVEAT_MARK} {escape(line)}" for line in lines))
+            self.caveats_label.setStyleSheet(WARN_STYLE)
+        else:
+            self.caveats_label.setText("None: every figure was measured without a known caveat.")
+            self.caveats_label.setStyleSheet(QUIET_STYLE)
+        self.bars.set_comparison(comparison)
+        self.content.setVisible(True)
+        if self.overlay.set_comparison(comparison):
+            self.overlay.request()
+
+    def set_overlays(self, curves: Sequence[AlignedSeries]) -> None:
+        self.overlay.set_overlays(curves)
+
+    def clear(self, message: str = "") -> None:
+        """Nothing compared: the message in place of the summary (e.g. "Loading…", or an error)."""
+        self.comparison = None
+        self.summary_label.setText(escape(message))
+        self.summary_label.setStyleSheet(SUMMARY_STYLE + QUIET_STYLE)
+        self.baseline_picker.blockSignals(True)
+        self.baseline_picker.clear()
+        self.baseline_picker.blockSignals(False)
+        self.table.clear()
+        self.table.setRowCount(0)
+        self.table.setColumnCount(0)
+        self.caveats_label.setText("")
+        self.bars.clear()
+        self.overlay.clear()
+        self.content.setVisible(False)
+
+    # -- reading back ----------------------------------------------------------------------------
+
+    def baseline_choice(self) -> int | None:
+        return self.baseline_picker.currentData()
+
+    def caveat_text(self) -> str:
+        return self.caveats_label.text()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _fill_baselines(self, comparison: Comparison) -> None:
+        self.baseline_picker.blockSignals(True)
+        self.baseline_picker.clear()
+        self.baseline_picker.addItem(NO_BASELINE, None)
+        for row in comparison.rows:
+            self.baseline_picker.addItem(row.label, row.run_ids[0])
+            if row.baseline:
+                self.baseline_picker.setCurrentIndex(self.baseline_picker.count() - 1)
+        self.baseline_picker.blockSignals(False)
+
+    def _baseline_picked(self, index: int) -> None:
+        if index >= 0:
+            self.baselineChanged.emit(self.baseline_picker.itemData(index))
