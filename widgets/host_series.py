@@ -73,8 +73,9 @@ MERGE_S = 1.5   # markers closer than this share one line: their labels would ov
 
 
 def _merged_label(point: str, phase: str) -> str:
-    """ "Storm start" already says "Storm"; otherwise both names on the one line."""
-    return point if point.lower().startswith(phase.lower()) else f"{point} · {phase}"
+    """ "Storm start (synthetic)" already says "Storm (synthetic)"; otherwise both names on the one line."""
+    same = point.split()[:1] == phase.split()[:1] or point.lower().startswith(phase.lower())
+    return point if same else f"{point} · {phase}"
 
 
 def _disk_values(stats: dict[str, float]) -> dict[str, float]:
@@ -245,7 +246,8 @@ class HostSeries:
         if kind == "marker" and isinstance(t, (int, float)):
             label = str(event.get("label") or event.get("marker") or "marker")
             x = self.x(float(t))
-            near = [m for m in self.markers if abs(m.x - x) < MERGE_S]
+            # a phase line at the same moment gives way; another named moment keeps its own line
+            near = [m for m in self.markers if abs(m.x - x) < MERGE_S and m.kind != "point"]
             for other in near:
                 self.markers.remove(other)
             phase = next((m.label for m in near if m.kind == "start"), None)

@@ -34,6 +34,7 @@ from widgets.ring_buffer import RingBuffer
 
 __all__ = ["BACKGROUND", "DEFAULT_WINDOW", "FRAME_MS", "GRID", "INK", "MIN_SPAN", "MUTED", "LivePlot", "PlotGroup",
            "format_elapsed"]
+LABEL_GAP_PX = 4     # room between two marker labels on one row
 
 
 @dataclass
@@ -59,6 +60,7 @@ class LivePlot(pg.PlotWidget):
         self.y_min_top = y_min_top
         self._curves: dict[str, _Curve] = {}
         self._markers: list[pg.InfiniteLine] = []
+        self._label_layout: tuple | None = None   # what the marker labels were last laid out for
         self._y_top: float | None = None
         # the legend is a line of the title ("IOPS  — r/s  — w/s"): over the data it would hide the
         # newest samples, and inside the view it would be repainted with every frame
@@ -243,6 +245,7 @@ class LivePlot(pg.PlotWidget):
         return line
 
     def clear_markers(self) -> None:
+        self._label_layout = None
         for line in self._markers:
             self.plot_item.removeItem(line)
         self._markers.clear()
@@ -251,6 +254,42 @@ class LivePlot(pg.PlotWidget):
         # a label of a line out of view would stick to the plot's edge: hide the whole marker
         for line in self._markers:
             line.setVisible(x0 <= line.value() <= x1)
+        self._layout_labels(x0, x1)
+
+    def _layout_labels(self, x0: float, x1: float) -> None:
+        """Labels of lines a few seconds apart would print over each other: each goes to the first row
+        where it fits, left of its line near the right edge; a label with no room left is hidden (the
+        line keeps it as its tooltip)."""
+        rect = self.view_box.boundingRect()
+        key = (x0, x1, rect.width(), rect.height(), len(self._markers))
+        if key == self._label_layout or x1 <= x0 or rect.width() <= 0 or rect.height() <= 0:
+            return
+        self._label_layout = key
+        scale = rect.width() / (x1 - x0)
+        row_ends: list[float] = []
+        shown = sorted((line for line in self._markers if line.isVisible() and line.label is not None),
+                       key=lambda line: line.value())
+        for line in shown:
+            label = line.label
+            box = label.boundingRect()
+            x = (line.value() - x0) * scale
+            fits_right = x + box.width() <= rect.width()
+            left = x if fits_right else x - box.width()
+            row = next((i for i, end in enumerate(row_ends) if end + LABEL_GAP_PX <= left), len(row_ends))
+            top = row * (box.height() + 2) + 2
+            if top + box.height() > rect.height():
+                label.setVisible(False)
+                continue
+            if row == len(row_ends):
+                row_ends.append(0.0)
+            row_ends[row] = left + box.width()
+            anchor = (0, 0) if fits_right else (1, 0)
+            position = round(1.0 - top / rect.height(), 3)
+            if not label.isVisible():
+                label.setVisible(True)
+            if (label.anchors[0], label.orthoPos) != (anchor, position):   # no repaint when nothing moves
+                label.anchors = [anchor, anchor]
+                label.setPosition(position)
 
     def markers(self) -> list[tuple[float, str]]:
         return [(float(line.value()), line.marker_text) for line in self._markers]

@@ -83,9 +83,13 @@ def run_caveats(test_results: Mapping[str, Figure], results: Sequence[Any], fact
     if sync is not None and disk is not None:
         kind = "hdd" if disk.get("rotational") else "ssd"
         if sync.value > SUSPICIOUS_SYNC_IOPS[kind]:
-            out.append(Caveat("write cache?", f"{sync.value:,.0f} flushed 4 KiB writes/s is fast for "
-                              f"{'a spinning disk' if kind == 'hdd' else 'flash'} ({disk.get('name')}): a write "
-                              "cache may be absorbing them.", ("disk:syncwrite_4k.iops", "disk:syncwrite_4k.lat_p99")))
+            medium = "a disk the kernel reports as spinning" if kind == "hdd" else "flash"
+            virtual = (facts or {}).get("virtualization") not in (None, "", "none")
+            where = "a write cache (on a virtual machine, the host's) may be absorbing them" if virtual \
+                else "a write cache may be absorbing them"
+            out.append(Caveat("write cache?", f"{sync.value:,.0f} flushed 4 KiB writes/s is fast for {medium} "
+                              f"({disk.get('name')}): {where}.",
+                              ("disk:syncwrite_4k.iops", "disk:syncwrite_4k.lat_p99")))
     mail = [_meta(r) for r in results if _field(r, "test") == "mailstorm"]
     if any(m.get("synthetic") for m in mail):
         out.append(Caveat("synthetic", "Synthetic mail storm: no MTA was listening, the queue's file operations "

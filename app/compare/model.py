@@ -107,7 +107,8 @@ class Comparison:
         parts += self.winners()
         flagged = sum(1 for row in self.rows for c in row.caveats) + len(self.between)
         if flagged:
-            parts.append(f"{flagged} caveat{'s' if flagged != 1 else ''} apply: see the notes beside the figures.")
+            parts.append(f"{flagged} caveat{'s apply' if flagged != 1 else ' applies'}: see the notes beside the "
+                         "figures.")
         return " ".join(parts)
 
     def caveat_lines(self) -> list[str]:
@@ -149,7 +150,9 @@ def winner_line(comparison: Comparison, item: Metric) -> str:
     else:
         ratio = _times_as_good(item, best.value, nxt.value)
         versus = f"{ratio_text(ratio)} {next_row.label}"
-    return f"{what}: {best_row.label} leads with {best.text} {item.unit}, {versus}."
+    # a lead that rests on a caveated figure says so in the same sentence, not only in the notes
+    flagged = f" (caveat: {best.tags})" if best.tags else ""
+    return f"{what}: {best_row.label} leads with {best.text} {item.unit}{flagged}, {versus}."
 
 
 def _group(inputs: Sequence[RunInput]) -> list[list[RunInput]]:

@@ -23,16 +23,18 @@ def cell_text(cell: Cell | None, with_ratio: bool = True, with_tags: bool = True
 
 
 def text_table(comparison: Comparison, missing: str = "-") -> Table:
-    """One row per server, one column per figure: best marked with *, ratios when there is a baseline."""
+    """A terminal is narrower than the figures are many: one row per figure, one column per server.
+
+    The best value of a row is marked with *, ratios shown when there is a baseline."""
     baseline = comparison.baseline is not None
-    table = Table(("server",) + tuple(m.header() for m in comparison.metrics))
-    for row in comparison.rows:
+    table = Table(("figure",) + tuple(row.label + (" (baseline)" if row.baseline else "") for row in comparison.rows))
+    for item in comparison.metrics:
         cells = []
-        for item in comparison.metrics:
+        for row in comparison.rows:
             cell = row.cells.get(item.key)
             text = cell_text(cell, with_ratio=baseline, missing=missing)
             cells.append(("*" + text) if cell is not None and cell.best else text)
-        table.rows.append((row.label + (" (baseline)" if row.baseline else ""),) + tuple(cells))
+        table.rows.append((item.header(),) + tuple(cells))
     return table
 
 

@@ -188,7 +188,11 @@ def is_secret(name: str) -> bool:
 
 def parameters_text(parameters: Mapping[str, Any]) -> str:
     """ "size=2G, runtime=30"; secret parameters are left out entirely, not even masked."""
-    shown = [f"{key}={_value_text(value)}" for key, value in sorted(parameters.items()) if not is_secret(str(key))]
+    # a stored run keeps the test's own parameters under "params", beside how it was run (interval, margin)
+    inner = parameters.get("params")
+    merged = {**{k: v for k, v in parameters.items() if k != "params"}, **(inner if isinstance(inner, dict) else {})}
+    shown = [f"{key}={_value_text(value)}" for key, value in sorted(merged.items())
+             if not is_secret(str(key)) and value not in (None, "")]
     return ", ".join(shown) or "defaults"
 
 

@@ -107,16 +107,38 @@ def test_mail_storm_markers_storm_start_last_accept_queue_drained(dashboard, qtb
         {"seq": 5, "t": T0 + 52.0, "type": "phase_end", "phase": "storm", "label": "Storm"},
         {"seq": 6, "t": T0 + 51.6, "type": "marker", "marker": "last_accept", "label": "Last accept"},
         {"seq": 7, "t": T0 + 52.1, "type": "phase_start", "phase": "drain", "label": "Queue drain"},
-        {"seq": 8, "t": T0 + 80.0, "type": "marker", "marker": "queue_drained", "label": "Queue drained"},
-        {"seq": 9, "t": T0 + 80.2, "type": "phase_end", "phase": "drain", "label": "Queue drain"},
+        {"seq": 8, "t": T0 + 52.4, "type": "marker", "marker": "queue_drained", "label": "Queue drained"},
+        {"seq": 9, "t": T0 + 52.5, "type": "phase_end", "phase": "drain", "label": "Queue drain"},
     ):
         dashboard.add_event("mx", event)
     dashboard.frame()
     plot = dashboard.panels["mx"].plots["util"]
+    # a queue drained at the first poll after the last accept: two moments, two lines
     assert plot.markers() == [(pytest.approx(10.1), "Storm start"), (pytest.approx(51.6), "Last accept · Queue drain"),
-                              (pytest.approx(80.0), "Queue drained")]
+                              (pytest.approx(52.4), "Queue drained")]
     assert [line.label.toPlainText() for line in plot._markers] == ["Storm start", "Last accept · Queue drain",
                                                                     "Queue drained"]
+
+
+def test_marker_labels_a_few_seconds_apart_do_not_overlap(dashboard, qtbot):
+    dashboard.resize(1200, 900)
+    dashboard.show()
+    qtbot.waitExposed(dashboard)
+    dashboard.add_samples("mx", synthetic_samples(60, t0=T0))
+    for seq, (t, label) in enumerate(((1.0, "Storm start"), (52.0, "Last accept · Queue drain"),
+                                      (55.0, "Queue drained")), start=3):
+        dashboard.add_event("mx", {"seq": seq, "t": T0 + t, "type": "marker", "marker": label, "label": label})
+    dashboard.set_window(None)
+    dashboard.frame()
+    plot = dashboard.panels["mx"].plots["util"]
+    labels = [line.label for line in plot._markers]
+    assert all(label.isVisible() for label in labels)
+    boxes = [label.sceneBoundingRect() for label in labels]
+    view = plot.view_box.sceneBoundingRect()
+    for index, box in enumerate(boxes):
+        assert view.adjusted(-1, -1, 1, 1).contains(box), f"label {index} leaves the plot: {box} / {view}"
+        for other in boxes[index + 1:]:
+            assert not box.intersects(other), "two marker labels print over each other"
 
 
 def test_device_picker_switches_the_shown_device(dashboard, qtbot):

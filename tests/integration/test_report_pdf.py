@@ -77,7 +77,7 @@ def test_the_pdf_holds_servers_figures_ratios_and_caveats(report, page_size: str
     everything = " ".join(text)
     for expected in ("old-server", "new-server", "17,000", "5,000", "45,000", "41,000", "59.0", "250x", "6.8x",
                      "AMD EPYC 9354P", "Intel Xeon E5-2620 v4", "Debian GNU/Linux 12", "kernel 6.1.0-18-",
-                     "Cached I/O (no O_DIRECT)", "write cache?", "a write cache may be absorbing them",
+                     "Cached I/O (no O_DIRECT)", "write cache?", "may be absorbing them",
                      "Synthetic mail storm: no MTA was listening", "higher is better", "lower is better",
                      "fio 3.33", "zlib 1.2.13", "%util of the busiest disk", "seconds since the test started",
                      "value / baseline", "The production box, bought in 2019.", "Both were idle."):

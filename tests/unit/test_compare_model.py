@@ -107,6 +107,9 @@ def test_caveats_sit_beside_the_figures_they_concern() -> None:
     assert any(line.startswith("hdd-box: Cached I/O") for line in lines)
     assert any("fio 3.33 on hdd-box" in line and "built-in 1 on nvme-box" in line for line in lines)
     assert any(line.startswith("nvme-box: Restore on a server with fsync off") for line in lines)
+    # a lead that rests on a caveated figure says so in the winner's sentence too
+    assert any(line.startswith("Disk, sync write 4 KiB: hdd-box leads with 4,000 IOPS (caveat: cached")
+               for line in comparison.winners())
     # the agent's own warning about the same thing is not listed twice
     assert sum("fsync off" in line for line in lines) == 1
 
