@@ -146,6 +146,23 @@ class Flow:
     def gap(self, height: float) -> None:
         self.y = min(self.y + height, self.content.bottom())
 
+    def together(self, block: Callable[[], None]) -> None:
+        """Lay out block (a heading and its table, say); when it breaks onto another page but would
+        fit on one page, lay it out again from the top of a new page instead of leaving a stub."""
+        pages, ops, y = len(self.pages), len(self.pages[-1]), self.y
+        block()
+        if len(self.pages) == pages or y == self.content.top():
+            return
+        height = (self.content.bottom() - y) + (self.y - self.content.top()) \
+            + (len(self.pages) - pages - 1) * self.content.height()
+        if height > self.content.height():
+            return      # longer than a page: breaking it is the only way
+        del self.pages[pages:]
+        del self.pages[-1][ops:]
+        self.y = y
+        self.new_page()
+        block()
+
     def draw(self, op: Draw) -> None:
         self.pages[-1].append(op)
 

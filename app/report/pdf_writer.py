@@ -192,7 +192,6 @@ def results_section(flow: Flow, data: ReportData) -> None:
     flow.text(legend, SMALL, after=4.0)
     for test in comparison.tests:
         metrics = [m for m in comparison.metrics if m.test == test]
-        flow.heading(TEST_LABELS.get(test, test), H2, before=10.0)
         rows = []
         shown = [row for row in comparison.rows if any(m.key in row.cells for m in metrics)]
         for row in shown:
@@ -200,7 +199,9 @@ def results_section(flow: Flow, data: ReportData) -> None:
             for item in metrics:
                 cells.append(result_cell(row.cells.get(item.key), base is not None))
             rows.append(cells)
-        table(flow, ["Server"] + [m.header() for m in metrics], rows)
+        headers = ["Server"] + [m.header() for m in metrics]
+        flow.together(lambda test=test, headers=headers, rows=rows: (
+            flow.heading(TEST_LABELS.get(test, test), H2, before=10.0), table(flow, headers, rows)))
         keys = {m.key for m in metrics}
         lines = [f"{row.label}: {c.text}" for row in shown for c in row.caveats if not c.keys or keys & set(c.keys)]
         lines += [f"All servers: {c.text}" for c in comparison.between if not c.keys or keys & set(c.keys)]

@@ -150,3 +150,31 @@ def test_wide_tables_split_into_several_without_losing_a_column(qapp, workbench,
     for header in ("Random read 4 KiB, best of sweep (IOPS)", "Sequential read (MB/s)", "Sequential write (MB/s)",
                    "Sync write 4 KiB p99 (ms)", "Sync write 1 MiB (MB/s)", "64,000 (16 workers)"):
         assert header in results, header
+
+
+def test_a_short_table_moves_whole_to_the_next_page_instead_of_leaving_a_stub(qapp, tmp_path) -> None:
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QPdfWriter
+
+    from app.report.pdf_pages import Flow, cell, table
+
+    writer = QPdfWriter(str(tmp_path / "flow.pdf"))
+    writer.setResolution(72)     # as the report does: one unit is one point
+    flow = Flow(writer, QRectF(0, 0, 400, 300))
+    rows = [[cell(f"server-{i}"), cell("1,000")] for i in range(4)]
+    flow.y = 250.0      # 50 pt left: the heading and the header row fit, the rows do not
+
+    def block() -> None:
+        flow.heading("Mail storm")
+        table(flow, ["Server", "msg/s"], rows)
+
+    flow.together(block)
+    assert len(flow.pages) == 2 and flow.pages[0] == []
+    assert flow.y < 250.0      # all of it on the new page, from its top
+
+    # a block longer than a page still breaks: there is no other way
+    flow = Flow(writer, QRectF(0, 0, 400, 300))
+    long_rows = [[cell(f"server-{i}"), cell("1,000")] for i in range(40)]
+    flow.y = 100.0
+    flow.together(lambda: table(flow, ["Server", "msg/s"], long_rows))
+    assert flow.pages[0] != [] and len(flow.pages) > 2
