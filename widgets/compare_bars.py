@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 from app.compare.metrics import Metric
 from app.compare.model import Cell, Comparison, Row
 from widgets.compare_table import BEST_MARK, better_text
-from widgets.plot_items import BACKGROUND, INK, MUTED, escape
+from widgets.plot_items import BACKGROUND, INK, MUTED, ThousandsAxis, escape
 
 BAR = "#2f6db5"
 BEST_BAR = "#2e9d5b"
@@ -29,7 +29,7 @@ class BarChart(pg.PlotWidget):
     """The bars of one metric."""
 
     def __init__(self, item: Metric, column: list[tuple[Row, Cell]], parent: QWidget | None = None) -> None:
-        super().__init__(parent, background=BACKGROUND)
+        super().__init__(parent, background=BACKGROUND, axisItems={"bottom": ThousandsAxis("bottom")})
         self.metric = item
         self.labels = [row.label for row, _cell in column]
         self.values = [float(cell.value) for _row, cell in column]

@@ -45,6 +45,18 @@ class ElapsedAxis(pg.AxisItem):
         return [format_elapsed(v * scale, hours) for v in values]
 
 
+class ThousandsAxis(pg.AxisItem):
+    """Values as a reader writes them: 150,000 rather than 150000 or 1.5e+05."""
+
+    def __init__(self, orientation: str, **kwargs: object) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)    # "(x1e+03)" beside the unit is harder to read than the digits
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        decimals = 0 if spacing * scale >= 1 else min(6, max(1, math.ceil(-math.log10(spacing * scale))))
+        return [f"{v * scale:,.{decimals}f}" for v in values]
+
+
 class StackBand(pg.FillBetweenItem):
     """A FillBetweenItem whose path is built with numpy from the two curves' displayed (clipped,
     downsampled) data. pyqtgraph's own concatenates QPolygonF in Python: ~10 ms for a few hundred

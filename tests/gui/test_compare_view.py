@@ -169,3 +169,10 @@ def test_clear_shows_the_message_and_hides_the_rest(view):
     view.set_comparison(build(RUNS[:1]))
     assert view.content.isVisible() and view.table.labels == ["old-server"]
     assert "None" in view.caveat_text()
+
+
+def test_bar_axis_numbers_have_thousands_separators(view):
+    view.set_comparison(build(RUNS, baseline_run_id=1))
+    axis = view.bars.charts[IOPS].getPlotItem().getAxis("bottom")
+    assert axis.tickStrings([0.0, 50_000.0, 150_000.0], 1.0, 50_000.0) == ["0", "50,000", "150,000"]
+    assert axis.tickStrings([0.05, 0.1], 1.0, 0.05) == ["0.05", "0.10"]
