@@ -59,6 +59,7 @@ from app.run_summary_services import (
     restore_table,
 )
 from widgets.live_plot import BACKGROUND, INK, MUTED
+from widgets.mail_charts import MailCharts
 
 DISK_COLUMNS = ("Job", "IOPS", "MB/s", "Mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "Engine", "I/O")
 BAR = "#2f6db5"
@@ -128,12 +129,14 @@ class ResultsView(QWidget):
         self.sweep_note = QLabel("")
         self.sweep_note.setStyleSheet(f"color: {MUTED};")
         self.sweep_data: tuple[list[int], list[float]] = ([], [])
+        self.mail_charts = MailCharts()
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
         for widget in (self.title, self.warnings_label, self.summary_label, self.table, self.latency_title):
             layout.addWidget(widget)
         layout.addLayout(self.latency_grid)
+        layout.addWidget(self.mail_charts)
         layout.addWidget(self.sweep_plot)
         layout.addWidget(self.sweep_note)
         layout.addStretch(1)
@@ -167,6 +170,7 @@ class ResultsView(QWidget):
         points = disk_sweep(results)
         self.sweep_data = ([w for w, _ in points], [i for _, i in points])
         self._sweep(*self.sweep_data)
+        self.mail_charts.set_results(results)
         self.summary_label.setVisible(bool(self.summary_label.text()))
         self._fit_table()
 

@@ -119,6 +119,10 @@ def test_mail_storm_results_summary_latency_and_synthetic_badge(qtbot, workbench
                for p, factor in (("p50", 1), ("p95", 2), ("p99", 3), ("max", 4))}
     samples = _service_samples("mailstorm", real, {"accepted": 1997, "accepted_per_s": 485.12, "smtp_4xx": 3,
                                                    "queue_max": 40, "drain_s": 0.853, **latency})
+    # over time, as the agent records them: accepts per whole second, and the queue polls
+    samples = [ResultSample(s.test, s.metric, s.value, s.unit, dict(s.metadata, per_second=[300, 500, 480, 200],
+                                                                    series=[[0.0, 0], [5.0, 40], [10.1, 0]]))
+               if s.metric in ("accepted_per_s", "queue_max") else s for s in samples]
     loaded = load_run_results(workbench, store_run(workbench, "mailstorm", samples))
     view = ResultsView()
     qtbot.addWidget(view)
@@ -131,6 +135,10 @@ def test_mail_storm_results_summary_latency_and_synthetic_badge(qtbot, workbench
     assert [view.cell(1, c) for c in range(5)] == ["banner", "253", "506", "759", "1,012"]
     assert "SYNTHETIC" not in view.title.text()
     assert "Not all messages accepted: 1,997 of 2,000." in view.warnings_label.text()
+    assert view.mail_charts.isVisibleTo(view)
+    (ax, ay), (qx, qy) = view.mail_charts.curves()
+    assert ay == [300, 500, 480, 200] and ax == [0, 1, 2, 3, 4]
+    assert (qx, qy) == ([0.0, 5.0, 10.1], [0.0, 40.0, 0.0])
 
     synthetic = {"synthetic": True, "server": "127.0.0.1:25", "reason": "Connection refused", "messages": 2000,
                  "concurrency": 20, "size": 4096, "directory": "/srv"}
@@ -141,6 +149,7 @@ def test_mail_storm_results_summary_latency_and_synthetic_badge(qtbot, workbench
     assert "SYNTHETIC queue storm (no MTA)" in view.title.text()
     assert view.warnings_label.text().startswith("⚠ SYNTHETIC queue storm (no MTA)")
     assert [view.cell(0, c) for c in range(5)] == ["fsync", "1.00", "—", "—", "6.20"]
+    assert not view.mail_charts.isVisibleTo(view)    # no per-second series in these results
 
 
 def test_restore_results_one_row_per_pass_and_non_durable_badge(qtbot, workbench):

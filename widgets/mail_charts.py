@@ -1,0 +1,96 @@
+"""A stored mail storm over time: messages accepted per second, and the MTA's queue depth as it was polled.
+
+Both come from the results' metadata (the agent's accepts per whole second from the first attempt,
+and (seconds, depth) pairs of the queue polls), so a stored or imported run draws them again.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+from widgets.plot_items import BACKGROUND, INK, MUTED, ThousandsAxis
+
+ACCEPTS = "#2f6db5"
+QUEUE = "#d9822b"
+HEIGHT_PX = 200
+
+
+def _field(result: Any, name: str) -> Any:
+    return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
+
+
+def mail_series(results: Iterable[Any]) -> tuple[list[float], list[float], list[float], list[float]]:
+    """(seconds, accepts in that second), (seconds, queue depth) of a mail storm's results; empty lists when
+    the run has none (another test, or no queue tool on the host)."""
+    accepts: list[float] = []
+    queue: list[list[float]] = []
+    for result in results:
+        if _field(result, "test") != "mailstorm":
+            continue
+        meta = _field(result, "metadata") or {}
+        metric = _field(result, "metric")
+        if metric == "accepted_per_s" and isinstance(meta.get("per_second"), list):
+            accepts = [float(v) for v in meta["per_second"] if isinstance(v, (int, float))]
+        elif metric == "queue_max" and isinstance(meta.get("series"), list):
+            queue = [p for p in meta["series"] if isinstance(p, (list, tuple)) and len(p) == 2
+                     and all(isinstance(v, (int, float)) for v in p)]
+    return ([float(i) for i in range(len(accepts))], accepts,
+            [float(t) for t, _ in queue], [float(d) for _, d in queue])
+
+
+def _plot(title: str, x_label: str) -> pg.PlotWidget:
+    plot = pg.PlotWidget(background=BACKGROUND, axisItems={"left": ThousandsAxis("left")})
+    plot.setFixedHeight(HEIGHT_PX)
+    plot.setTitle(f"<span style='color:{INK}; font-size:9pt'>{title}</span>")
+    item = plot.getPlotItem()
+    item.hideButtons()
+    item.setMenuEnabled(False)
+    item.setLabel("bottom", x_label, color=MUTED)
+    plot.setMouseEnabled(x=False, y=False)
+    for name in ("left", "bottom"):
+        item.getAxis(name).setPen(pg.mkPen(MUTED))
+        item.getAxis(name).setTextPen(pg.mkPen(MUTED))
+    return plot
+
+
+class MailCharts(QWidget):
+    """Accepts per second and queue depth of one stored mail storm; hidden for other runs."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("mailCharts")
+        self.accepts_plot = _plot("Messages accepted per second", "seconds since the first attempt")
+        self.accepts_curve = self.accepts_plot.plot([], [], stepMode="center", fillLevel=0,
+                                                    brush=pg.mkBrush(47, 109, 181, 60), pen=pg.mkPen(ACCEPTS, width=2))
+        self.queue_plot = _plot("Queue depth (messages, as polled)", "seconds since the storm started")
+        self.queue_curve = self.queue_plot.plot([], [], pen=pg.mkPen(QUEUE, width=2), symbol="o", symbolSize=6,
+                                                symbolBrush=QUEUE, symbolPen=None)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.accepts_plot)
+        layout.addWidget(self.queue_plot)
+        self.setVisible(False)
+
+    def set_results(self, results: Iterable[Any]) -> None:
+        seconds, accepts, polled_at, depths = mail_series(results)
+        self.setVisible(bool(accepts))
+        # step mode draws each second as a flat bar from t to t + 1: one more edge than values
+        self.accepts_curve.setData(seconds + [float(len(accepts))] if accepts else [], accepts)
+        self.queue_curve.setData(polled_at, depths)
+        self.queue_plot.setVisible(bool(depths))
+        if accepts:
+            self.accepts_plot.setXRange(0, len(accepts), padding=0.02)
+            self.accepts_plot.setYRange(0, max(accepts) * 1.1 or 1.0, padding=0)
+        if depths:
+            self.queue_plot.setXRange(0, max(polled_at) or 1.0, padding=0.05)
+            self.queue_plot.setYRange(0, max(depths) * 1.1 or 1.0, padding=0)
+
+    def curves(self) -> tuple[tuple[list[float], list[float]], tuple[list[float], list[float]]]:
+        """What is drawn: (accepts x, y), (queue x, y)."""
+        ax, ay = self.accepts_curve.getData()
+        qx, qy = self.queue_curve.getData()
+        return (([] if ax is None else list(ax), [] if ay is None else list(ay)),
+                ([] if qx is None else list(qx), [] if qy is None else list(qy)))
