@@ -2,7 +2,7 @@
 
 Revision ID: 0003
 Revises: 0002
-Create Date: 2025-01-03
+Create Date: 2026-11-21
 """
 from __future__ import annotations
 
