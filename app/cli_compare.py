@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from app.atomic_file import write_text_atomically
 from app.cli_common import UsageError, print_json
 from app.compare.model import Cell, Comparison, build, load_inputs
 from app.compare.table import csv_text, text_table
-from app.report.content import PAGE_SIZES, ReportError, ReportOptions, temp_beside
+from app.report.content import PAGE_SIZES, ReportError, ReportOptions
 from app.workbench import Workbench
 
 _app: Any = None   # the QGuiApplication made for drawing the PDF; lives as long as the process
@@ -67,16 +67,10 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def _write_text(path: Path, text: str) -> None:
-    """Atomically: a temporary file beside the target, then a rename."""
-    temp = temp_beside(path)
     try:
-        temp.write_text(text, encoding="utf-8", newline="")
-        os.replace(temp, path)
+        write_text_atomically(path, text)
     except OSError as exc:
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
 
 
 def _write_pdf(bench: Workbench, args: argparse.Namespace) -> int:

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from app.atomic_file import write_text_atomically
 from app.cli_common import UsageError
 from app.workbench import Workbench
 from remote.errors import BenchbayError
@@ -34,23 +33,6 @@ def _describe(run: RunRecord) -> str:
     return f"{run.host_name} {run.test}, {run.started_at.strftime('%Y-%m-%d %H:%M')}"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Whole file or none: a crash or a full disk never leaves half a document under the name."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)   # mkstemp makes 0600; an export is an ordinary file
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def _export(bench: Workbench, args: argparse.Namespace) -> int:
     if not args.run_ids and args.comparison is None:
         raise UsageError("export: name at least one RUN_ID (see `benchbay runs list`) or --comparison ID")
@@ -65,7 +47,7 @@ def _export(bench: Workbench, args: argparse.Namespace) -> int:
         return 0
     path = Path(args.out).expanduser()
     try:
-        write_atomically(path, text)
+        write_text_atomically(path, text)
     except OSError as exc:
         raise BenchbayError(f"cannot write {path}: {exc.strerror or exc}") from exc
     print(f"exported {count} run{'s' if count != 1 else ''} to {path}")

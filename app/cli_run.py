@@ -25,7 +25,7 @@ from app.cli_monitor import (
     run_workers,
 )
 from app.run_orchestrator import RunControl, RunOutcome, RunRequest, RunRequestError, execute_run, validate_request
-from app.run_summary import summary_text, version_differences
+from app.run_summary import summary_text, version_differences, warning_messages
 from app.workbench import Workbench
 from remote.agent import benches
 
@@ -159,7 +159,7 @@ def _summary(bench: Workbench, args: argparse.Namespace, outcomes: list[Any]) ->
     else:
         for row in rows:
             events = bench.store.runs.events(row["run_id"]) if row["run_id"] is not None else []
-            warnings = [str(e.get("message", "")) for e in events if e.get("type") == "warning"]
+            warnings = warning_messages(events)
             print(summary_text(row["host"], row["status"], row["results"], warnings, row["run_id"], row["error"]))
         for line in version_differences([(row["host"], row["results"]) for row in rows]):
             print(f"note: {line}")

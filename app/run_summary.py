@@ -54,14 +54,20 @@ def _looks_numeric(text: str) -> bool:
     return text == MISSING or bool(re.fullmatch(r"[-+]?[\d,]+(\.\d+)?x?", text))
 
 
-def _field(result: Any, name: str) -> Any:
+def result_field(result: Any, name: str) -> Any:
+    """A field of a result, whether it is a ResultSample or a dict as `benchbay run --json` prints it."""
     return result.get(name) if isinstance(result, Mapping) else getattr(result, name, None)
 
 
+def warning_messages(events: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The messages of a run's warning events, in order."""
+    return [str(e["message"]) for e in events if e.get("type") == "warning" and e.get("message")]
+
+
 def result_parts(result: Any) -> tuple[str, str, float, str, dict]:
-    return (str(_field(result, "test") or ""), str(_field(result, "metric") or ""),
-            float(_field(result, "value") or 0.0), str(_field(result, "unit") or ""),
-            dict(_field(result, "metadata") or {}))
+    return (str(result_field(result, "test") or ""), str(result_field(result, "metric") or ""),
+            float(result_field(result, "value") or 0.0), str(result_field(result, "unit") or ""),
+            dict(result_field(result, "metadata") or {}))
 
 
 def number(value: float | None, decimals: int | None = None, missing: str = MISSING) -> str:

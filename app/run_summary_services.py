@@ -146,10 +146,19 @@ def mail_caveats(results: Iterable[Any]) -> list[str]:
     if meta.get("synthetic"):
         notes.append(f"{SYNTHETIC_LABEL}: no MTA answered on {meta.get('server')}; the figures are file "
                      "create, fsync, rename and unlink in the test directory, not mail accepted by a server.")
-    asked = meta.get("messages")
-    if "accepted" in values and isinstance(asked, (int, float)) and values["accepted"] < asked:
-        notes.append(f"Not all messages accepted: {number(values['accepted'], 0)} of {number(asked, 0)}.")
+    shortfall = mail_shortfall(results)
+    if shortfall:
+        notes.append(f"Not all messages accepted: {number(shortfall[0], 0)} of {number(shortfall[1], 0)}.")
     return notes
+
+
+def mail_shortfall(results: Iterable[Any]) -> tuple[float, float] | None:
+    """(accepted, asked for) when the storm got fewer messages accepted than it was asked to send."""
+    values, metadata = figures(results, "mailstorm")
+    asked = _first_meta(metadata).get("messages")
+    if "accepted" in values and isinstance(asked, (int, float)) and values["accepted"] < asked:
+        return values["accepted"], float(asked)
+    return None
 
 
 # -- restore ---------------------------------------------------------------------------------------
@@ -158,6 +167,12 @@ def restore_kind(results: Iterable[Any]) -> str:
     """ "postgresql", "file" (the file-level fallback) or "" (no restore results)."""
     _values, metadata = figures(results, "restore")
     return str(_first_meta(metadata).get("kind") or "")
+
+
+def restore_non_durable(results: Iterable[Any]) -> bool:
+    """The server ran with fsync off: its restore times are not those of a server that survives a crash."""
+    _values, metadata = figures(results, "restore")
+    return any(meta.get("durable") is False or meta.get("fsync") == "off" for meta in metadata.values())
 
 
 def restore_table(results: Iterable[Any]) -> Table:
@@ -192,7 +207,7 @@ def restore_lines(results: Iterable[Any]) -> list[str]:
                 f"{_mb(values.get('file_restore.archive_bytes', meta.get('archive_bytes')))} .tar.gz, then sync; "
                 "MB/s = extracted bytes / total time"]
     lines = []
-    if meta.get("durable") is False or meta.get("fsync") == "off":
+    if restore_non_durable(results):
         lines.append(f"{NON_DURABLE_LABEL}: the server does not flush to disk")
     lines.append(f"PostgreSQL {meta.get('server_version') or MISSING}: "
                  + ", ".join(f"{k} {meta.get(k) or MISSING}" for k in PG_SETTINGS))
@@ -215,7 +230,7 @@ def restore_caveats(results: Iterable[Any]) -> list[str]:
     if meta.get("kind") == "file":
         return [f"{FILE_LEVEL_LABEL}: {meta.get('reason') or 'PostgreSQL not usable'}; extracting an archive "
                 "of small files, not a database restore."]
-    if meta.get("durable") is False or meta.get("fsync") == "off":
+    if restore_non_durable(results):
         return [f"{NON_DURABLE_LABEL}: the restore times are not those of a server that survives a crash."]
     return []
 

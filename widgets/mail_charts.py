@@ -11,15 +11,13 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from widgets.plot_items import BACKGROUND, INK, MUTED, ThousandsAxis
+from app.run_summary import result_field
+from widgets.plot_items import MUTED, ThousandsAxis, small_plot
 
 ACCEPTS = "#2f6db5"
 QUEUE = "#d9822b"
 HEIGHT_PX = 200
 
-
-def _field(result: Any, name: str) -> Any:
-    return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
 
 
 def mail_series(results: Iterable[Any]) -> tuple[list[float], list[float], list[float], list[float]]:
@@ -28,10 +26,10 @@ def mail_series(results: Iterable[Any]) -> tuple[list[float], list[float], list[
     accepts: list[float] = []
     queue: list[list[float]] = []
     for result in results:
-        if _field(result, "test") != "mailstorm":
+        if result_field(result, "test") != "mailstorm":
             continue
-        meta = _field(result, "metadata") or {}
-        metric = _field(result, "metric")
+        meta = result_field(result, "metadata") or {}
+        metric = result_field(result, "metric")
         if metric == "accepted_per_s" and isinstance(meta.get("per_second"), list):
             accepts = [float(v) for v in meta["per_second"] if isinstance(v, (int, float))]
         elif metric == "queue_max" and isinstance(meta.get("series"), list):
@@ -42,17 +40,8 @@ def mail_series(results: Iterable[Any]) -> tuple[list[float], list[float], list[
 
 
 def _plot(title: str, x_label: str) -> pg.PlotWidget:
-    plot = pg.PlotWidget(background=BACKGROUND, axisItems={"left": ThousandsAxis("left")})
-    plot.setFixedHeight(HEIGHT_PX)
-    plot.setTitle(f"<span style='color:{INK}; font-size:9pt'>{title}</span>")
-    item = plot.getPlotItem()
-    item.hideButtons()
-    item.setMenuEnabled(False)
-    item.setLabel("bottom", x_label, color=MUTED)
-    plot.setMouseEnabled(x=False, y=False)
-    for name in ("left", "bottom"):
-        item.getAxis(name).setPen(pg.mkPen(MUTED))
-        item.getAxis(name).setTextPen(pg.mkPen(MUTED))
+    plot = small_plot(title, HEIGHT_PX, {"left": ThousandsAxis("left")})
+    plot.getPlotItem().setLabel("bottom", x_label, color=MUTED)
     return plot
 
 

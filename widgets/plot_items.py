@@ -57,6 +57,22 @@ class ThousandsAxis(pg.AxisItem):
         return [f"{v * scale:,.{decimals}f}" for v in values]
 
 
+def small_plot(title: str, height: int = 170, axis_items: dict[str, pg.AxisItem] | None = None) -> pg.PlotWidget:
+    """A still chart of a stored result (no mouse, no menu), of fixed height: small multiples in a scroll
+    area must not be stretched."""
+    plot = pg.PlotWidget(background=BACKGROUND, axisItems=axis_items)
+    plot.setFixedHeight(height)
+    plot.setTitle(f"<span style='color:{INK}; font-size:9pt'>{title}</span>")
+    item = plot.getPlotItem()
+    item.hideButtons()
+    item.setMenuEnabled(False)
+    plot.setMouseEnabled(x=False, y=False)
+    for name in ("left", "bottom"):
+        item.getAxis(name).setPen(pg.mkPen(MUTED))
+        item.getAxis(name).setTextPen(pg.mkPen(MUTED))
+    return plot
+
+
 class StackBand(pg.FillBetweenItem):
     """A FillBetweenItem whose path is built with numpy from the two curves' displayed (clipped,
     downsampled) data. pyqtgraph's own concatenates QPolygonF in Python: ~10 ms for a few hundred

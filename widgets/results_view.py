@@ -56,10 +56,12 @@ from app.run_summary_services import (
     mail_synthetic,
     restore_kind,
     restore_lines,
+    restore_non_durable,
     restore_table,
 )
-from widgets.live_plot import BACKGROUND, INK, MUTED
+from widgets.live_plot import MUTED
 from widgets.mail_charts import MailCharts
+from widgets.plot_items import small_plot
 
 DISK_COLUMNS = ("Job", "IOPS", "MB/s", "Mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "Engine", "I/O")
 BAR = "#2f6db5"
@@ -80,20 +82,6 @@ def _item(text: str, tip: str = "", right: bool = True) -> QTableWidgetItem:
     if tip:
         item.setToolTip(tip)
     return item
-
-
-def _small_plot(title: str, height: int = 170) -> pg.PlotWidget:
-    plot = pg.PlotWidget(background=BACKGROUND)
-    plot.setFixedHeight(height)   # small multiples: the scroll area must not stretch them
-    plot.setTitle(f"<span style='color:{INK}; font-size:9pt'>{title}</span>")
-    item = plot.getPlotItem()
-    item.hideButtons()
-    item.setMenuEnabled(False)
-    plot.setMouseEnabled(x=False, y=False)
-    for name in ("left", "bottom"):
-        item.getAxis(name).setPen(pg.mkPen(MUTED))
-        item.getAxis(name).setTextPen(pg.mkPen(MUTED))
-    return plot
 
 
 class ResultsView(QWidget):
@@ -121,7 +109,7 @@ class ResultsView(QWidget):
         self.latency_title = QLabel("<b>Latency percentiles</b> (ms, per job)")
         self.latency_grid = QGridLayout()
         self.latency_plots: dict[str, pg.PlotWidget] = {}
-        self.sweep_plot = _small_plot("Concurrency sweep: IOPS vs workers", 240)
+        self.sweep_plot = small_plot("Concurrency sweep: IOPS vs workers", 240)
         self.sweep_curve = self.sweep_plot.plot([], [], pen=pg.mkPen(BAR, width=2), symbol="o", symbolSize=7,
                                                 symbolBrush=BAR, symbolPen=None)
         self.sweep_plot.getPlotItem().setLabel("bottom", "workers (log₂)")
@@ -231,7 +219,7 @@ class ResultsView(QWidget):
         if kind == "file":
             badges.append(FILE_LEVEL_LABEL)
         lines = mail_lines(results) + restore_lines(results)
-        if any(line.startswith(NON_DURABLE_LABEL) for line in lines):
+        if restore_non_durable(results):
             badges.append(NON_DURABLE_LABEL)
         if badges:
             self.title.setText(self.title.text() + "".join(f" <span style='{BADGE_STYLE}'>&nbsp;{b}&nbsp;</span>"
@@ -285,7 +273,7 @@ class ResultsView(QWidget):
         # the sweep's jobs have their latencies in the table: charts for the main jobs only
         shown = [job for job in jobs if not job.series and any(k in job.figures for k, _ in LATENCIES)]
         for index, job in enumerate(shown):
-            plot = _small_plot(job_label(job.name))
+            plot = small_plot(job_label(job.name))
             heights = [float(job.figures.get(key, 0.0)) for key, _ in LATENCIES]
             plot.addItem(pg.BarGraphItem(x=list(range(len(heights))), height=heights, width=0.6, brush=BAR,
                                          pen=pg.mkPen(None)))

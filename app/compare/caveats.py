@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.compare.metrics import METRICS, Figure
-from app.run_summary import engine_text, version_differences
+from app.run_summary import engine_text, result_field, version_differences
+from app.run_summary_services import mail_shortfall, mail_synthetic, restore_kind, restore_non_durable
 from storage.records import RUN_DONE
 
 # Flushed 4 KiB writes faster than this usually land in a volatile write cache, not on the medium:
@@ -65,8 +66,8 @@ def run_caveats(test_results: Mapping[str, Figure], results: Sequence[Any], fact
     memory = ((facts or {}).get("memory") or {}).get("total_bytes")
     for result in results:
         meta = _meta(result)
-        if _field(result, "test") == "disk" and (meta.get("cached") or meta.get("direct") is False):
-            job = str(_field(result, "metric")).partition(".")[0]
+        if result_field(result, "test") == "disk" and (meta.get("cached") or meta.get("direct") is False):
+            job = str(result_field(result, "metric")).partition(".")[0]
             cached_jobs.add(job)
             size = meta.get("file_size")
             if isinstance(size, (int, float)) and isinstance(memory, (int, float)) and size < memory:
@@ -90,23 +91,17 @@ def run_caveats(test_results: Mapping[str, Figure], results: Sequence[Any], fact
             out.append(Caveat("write cache?", f"{sync.value:,.0f} flushed 4 KiB writes/s is fast for {medium} "
                               f"({disk.get('name')}): {where}.",
                               ("disk:syncwrite_4k.iops", "disk:syncwrite_4k.lat_p99")))
-    mail = [_meta(r) for r in results if _field(r, "test") == "mailstorm"]
-    if any(m.get("synthetic") for m in mail):
+    if mail_synthetic(results):
         out.append(Caveat("synthetic", "Synthetic mail storm: no MTA was listening, the queue's file operations "
                           "were timed on the test directory instead.", _keys("mailstorm")))
-    accepted = test_results.get("mailstorm:accepted_per_s")
-    if accepted is not None:
-        sent = accepted.metadata.get("messages")
-        got = next((float(_field(r, "value")) for r in results
-                    if _field(r, "test") == "mailstorm" and _field(r, "metric") == "accepted"), None)
-        if isinstance(sent, (int, float)) and got is not None and got < sent:
-            out.append(Caveat("partial", f"Only {got:,.0f} of {sent:,.0f} messages were accepted.",
-                              _keys("mailstorm")))
-    restore = [_meta(r) for r in results if _field(r, "test") == "restore"]
-    if any(m.get("durable") is False or m.get("fsync") == "off" for m in restore):
+    shortfall = mail_shortfall(results)
+    if shortfall:
+        out.append(Caveat("partial", f"Only {shortfall[0]:,.0f} of {shortfall[1]:,.0f} messages were accepted.",
+                          _keys("mailstorm")))
+    if restore_non_durable(results):
         out.append(Caveat("non-durable", "Restore on a server with fsync off: the times are not durable.",
                           _keys("restore")))
-    if any(m.get("kind") == "file" for m in restore):
+    if restore_kind(results) == "file":
         out.append(Caveat("file-level", "File-level restore (no PostgreSQL): an archive of small files extracted "
                           "and synced, not a database restore.", _keys("restore")))
     tags = {c.tag for c in out}
@@ -124,7 +119,7 @@ def between_caveats(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
     out: list[Caveat] = []
     engines: dict[str, list[str]] = {}
     for label, results in rows:
-        found = {engine_text(_meta(r)) for r in results if _field(r, "test") == "disk"}
+        found = {engine_text(_meta(r)) for r in results if result_field(r, "test") == "disk"}
         for engine in found:
             engines.setdefault(engine, []).append(label)
     if len(engines) > 1:
@@ -136,9 +131,6 @@ def between_caveats(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
     return out
 
 
-def _field(result: Any, name: str) -> Any:
-    return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
-
 
 def _meta(result: Any) -> dict[str, Any]:
-    return dict(_field(result, "metadata") or {})
+    return dict(result_field(result, "metadata") or {})

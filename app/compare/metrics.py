@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.run_summary import SWEEP_JOB
+from app.run_summary import SWEEP_JOB, result_field
 
 HIGHER, LOWER = "higher", "lower"
 
@@ -63,9 +63,6 @@ def metric(key: str) -> Metric:
     raise KeyError(f"no comparison metric {key!r}")
 
 
-def _field(result: Any, name: str) -> Any:
-    return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
-
 
 @dataclass(frozen=True)
 class Figure:
@@ -81,8 +78,8 @@ def figures(results: Iterable[Any]) -> dict[str, Figure]:
     stored: dict[str, Figure] = {}
     sweep: list[tuple[float, int, dict[str, Any]]] = []
     for result in results:
-        test, name = str(_field(result, "test") or ""), str(_field(result, "metric") or "")
-        value, meta = _field(result, "value"), dict(_field(result, "metadata") or {})
+        test, name = str(result_field(result, "test") or ""), str(result_field(result, "metric") or "")
+        value, meta = result_field(result, "value"), dict(result_field(result, "metadata") or {})
         if value is None:
             continue
         stored[f"{test}:{name}"] = Figure(float(value), meta)

@@ -17,7 +17,7 @@ from typing import Any
 from app.compare.caveats import Caveat, between_caveats, run_caveats
 from app.compare.metrics import HIGHER, METRICS, TEST_LABELS, Figure, Metric, figures
 from app.facts_summary import spec_line
-from app.run_summary import number
+from app.run_summary import number, warning_messages
 from storage.records import ResultSample, RunRecord
 
 NO_VALUE = "—"
@@ -126,33 +126,61 @@ def ratio_text(ratio: float | None) -> str:
     return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2f}x"
 
 
-def _times_as_good(item: Metric, value: float, reference: float) -> float | None:
+def times_as_good(item: Metric, value: float, reference: float) -> float | None:
+    """value / reference where higher is better, reference / value for times and latencies."""
     if item.better == HIGHER:
-        return value / reference if reference > 0 else None
-    return reference / value if value > 0 else None
+        result = value / reference if reference > 0 else None
+    else:
+        result = reference / value if value > 0 else None
+    return result if result is None or math.isfinite(result) else None
+
+
+@dataclass(frozen=True)
+class Lead:
+    """Who leads a figure, and against whom it is measured: the baseline when the leader is not the
+    baseline itself, else the runner-up."""
+
+    best_row: Row
+    best: Cell
+    runner_up_row: Row
+    runner_up: Cell
+    other_row: Row           # the baseline or the runner-up
+    other: Cell
+    ratio: float | None      # best against other, "times as good"
+    against_baseline: bool   # other is the baseline (which may also be the runner-up)
+
+
+def lead(comparison: Comparison, item: Metric) -> Lead | None:
+    """The leader of a figure at least two servers have; None otherwise."""
+    column = comparison.column(item.key)
+    if len(column) < 2:
+        return None
+    ordered = sorted(column, key=lambda rc: rc[1].value, reverse=item.better == HIGHER)
+    (best_row, best), (next_row, runner_up) = ordered[0], ordered[1]
+    other_row, other = next_row, runner_up
+    base = comparison.baseline
+    against_baseline = base is not None and base is not best_row and base.cells.get(item.key) is not None \
+        and base.cells[item.key].value is not None
+    if against_baseline:
+        other_row, other = base, base.cells[item.key]
+    ratio = times_as_good(item, best.value, other.value) if best.value != other.value else None
+    return Lead(best_row, best, next_row, runner_up, other_row, other, ratio, against_baseline)
 
 
 def winner_line(comparison: Comparison, item: Metric) -> str:
-    column = comparison.column(item.key)
-    if len(column) < 2:
+    found = lead(comparison, item)
+    if found is None:
         return ""
-    ordered = sorted(column, key=lambda rc: rc[1].value, reverse=item.better == HIGHER)
-    (best_row, best), (next_row, nxt) = ordered[0], ordered[1]
     what = f"{TEST_LABELS.get(item.test, item.test)}, {item.label[0].lower()}{item.label[1:]}" \
         if not item.label.lower().startswith(TEST_LABELS.get(item.test, item.test).lower()) else item.label
-    if best.value == nxt.value:
-        return f"{what}: {best_row.label} and {next_row.label} tie at {best.text} {item.unit}."
-    base = comparison.baseline
-    if base is not None and base is not best_row and item.key in base.cells \
-            and base.cells[item.key].value is not None:
-        ratio = _times_as_good(item, best.value, base.cells[item.key].value)
-        versus = f"{ratio_text(ratio)} the baseline {base.label}"
-    else:
-        ratio = _times_as_good(item, best.value, nxt.value)
-        versus = f"{ratio_text(ratio)} {next_row.label}"
+    best = found.best
+    if best.value == found.runner_up.value:
+        return f"{what}: {found.best_row.label} and {found.runner_up_row.label} tie at {best.text} {item.unit}."
+    baseline = "the baseline " if found.against_baseline else ""
     # a lead that rests on a caveated figure says so in the same sentence, not only in the notes
     flagged = f" (caveat: {best.tags})" if best.tags else ""
-    return f"{what}: {best_row.label} leads with {best.text} {item.unit}{flagged}, {versus}."
+    return (f"{what}: {found.best_row.label} leads with {best.text} {item.unit}{flagged}, "
+            f"{ratio_text(found.ratio)} {baseline}{found.other_row.label}.")
 
 
 def _group(inputs: Sequence[RunInput]) -> list[list[RunInput]]:
@@ -214,7 +242,7 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None) -> Com
             ratio = None
             if base_index is not None:
                 reference = raw[base_index][2].get(item.key)
-                ratio = _times_as_good(item, figure.value, reference.value) if reference else None
+                ratio = times_as_good(item, figure.value, reference.value) if reference else None
             concerns = tuple(c for c in notes + between if not c.keys or item.key in c.keys)
             cells[item.key] = Cell(figure.value, number(figure.value), figure.note,
                                    best=best.get(item.key) == figure.value, ratio=ratio, caveats=concerns)
@@ -238,9 +266,7 @@ def load_inputs(store: Any, run_ids: Iterable[int]) -> list[RunInput]:
         if facts is None:
             latest = store.runs.latest_facts(detail.run.host_name)
             facts = latest[1] if latest else None
-        warnings = [str(e.get("message")) for e in store.runs.events(run_id)
-                    if e.get("type") == "warning" and e.get("message")]
-        out.append(RunInput(detail.run, facts, list(detail.results), warnings))
+        out.append(RunInput(detail.run, facts, list(detail.results), warning_messages(store.runs.events(run_id))))
     return out
 
 

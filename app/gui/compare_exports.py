@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton, QWidget
 
-from app.cli_exchange import write_atomically
+from app.atomic_file import write_text_atomically
 from app.compare.table import csv_text
 from app.report.content import ReportOptions, gather
 from app.report.pdf_writer import write_pdf
@@ -41,7 +41,7 @@ def write_report(store: Any, run_ids: list[int], baseline_run_id: int | None, op
 
 def write_text(path: str, text: str) -> str:
     try:
-        write_atomically(Path(path), text)
+        write_text_atomically(path, text)
     except OSError as exc:
         raise OSError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path

@@ -18,6 +18,7 @@ from app.gui.host_actions import ConnectQuestions, Retry, refusal, report_bug
 from app.gui.monitor_controller import run_job
 from app.gui.workers import Worker, WorkerPool
 from app.run_orchestrator import RunControl, RunOutcome, RunRequest
+from app.run_summary import warning_messages
 from remote.errors import BenchbayError, UnknownHostKey
 from storage.records import ResultSample, RunRecord
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK
@@ -168,6 +169,5 @@ def load_run_results(bench: Any, run_id: int) -> RunResults | None:
     detail = bench.store.runs.get(run_id)
     if detail is None:
         return None
-    warnings = [str(e.get("message") or "") for e in bench.store.runs.events(run_id)
-                if e.get("type") == "warning" and e.get("message")]
+    warnings = warning_messages(bench.store.runs.events(run_id))
     return RunResults(detail.run, list(detail.results), warnings)

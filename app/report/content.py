@@ -5,16 +5,14 @@ report, the window and `benchbay compare` never disagree.
 """
 from __future__ import annotations
 
-import math
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from app.compare.metrics import HIGHER, TEST_LABELS, Metric
-from app.compare.model import Comparison, build, load_inputs, ratio_text
+from app.compare.metrics import TEST_LABELS
+from app.compare.model import Comparison, build, lead, load_inputs, ratio_text
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
 from app.facts_summary import human_bytes
 from app.run_summary import cpu_versions, engine_text
@@ -31,20 +29,6 @@ SECRET_WORDS = ("password", "secret", "token", "passphrase")
 
 class ReportError(BenchbayError):
     """The report cannot be made (unreadable logo, unwritable file): one line for the user."""
-
-
-def temp_beside(path: Path) -> Path:
-    """An empty new file next to path, for writing it atomically (a rename); the umask applies, unlike mkstemp."""
-    for _attempt in range(20):
-        temp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
-        try:
-            with open(temp, "x"):
-                return temp
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
-    raise ReportError(f"cannot write {path}: no free temporary name beside it")
 
 
 @dataclass(frozen=True)
@@ -150,35 +134,16 @@ def headlines(comparison: Comparison) -> list[Headline]:
     """One line per headline figure that at least two servers have: who wins and by how much."""
     out = []
     for item in comparison.metrics:
-        if not item.headline:
+        found = lead(comparison, item) if item.headline else None
+        if found is None:
             continue
-        column = comparison.column(item.key)
-        if len(column) < 2:
-            continue
-        ordered = sorted(column, key=lambda rc: rc[1].value, reverse=item.better == HIGHER)
-        (best_row, best), (next_row, runner_up) = ordered[0], ordered[1]
-        # against the baseline when the winner is not the baseline itself, else against the runner-up
-        base = comparison.baseline
-        other_row, other = next_row, runner_up
-        if base is not None and base is not best_row and base.cells.get(item.key) is not None \
-                and base.cells[item.key].value is not None:
-            other_row, other = base, base.cells[item.key]
-        ratio = times_as_good(item, best.value, other.value) if best.value != other.value else None
+        best, other = found.best, found.other
         what = item.label if item.test == "disk" or item.label.lower().startswith(
             TEST_LABELS.get(item.test, item.test).lower()) else f"{TEST_LABELS.get(item.test, item.test)}: {item.label}"
         detail = f"{best.text} vs {other.text} {item.unit}, {item.better} is better".replace("  ", " ")
-        out.append(Headline(what, best_row.label, ratio_text(ratio) if ratio is not None else "", other_row.label,
-                            detail, best.tags))
+        out.append(Headline(what, found.best_row.label, ratio_text(found.ratio) if found.ratio is not None else "",
+                            found.other_row.label, detail, best.tags))
     return out
-
-
-def times_as_good(item: Metric, value: float, reference: float) -> float | None:
-    """value / reference where higher is better, reference / value for times and latencies."""
-    if item.better == HIGHER:
-        result = value / reference if reference > 0 else None
-    else:
-        result = reference / value if value > 0 else None
-    return result if result is None or math.isfinite(result) else None
 
 
 def is_secret(name: str) -> bool:

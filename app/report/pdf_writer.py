@@ -5,16 +5,15 @@ no widget. Text stays text and charts are vector shapes; the logo is the only im
 """
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 
 from PySide6.QtCore import QMarginsF, QRectF, Qt
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 
+from app.atomic_file import atomic_path
 from app.compare.metrics import TEST_LABELS
 from app.compare.model import Cell, Comparison
-from app.report.content import ReportData, ReportError, host_spec, temp_beside
+from app.report.content import ReportData, ReportError, host_spec
 from app.report.pdf_charts import SERIES_COLOURS, Bar, Curve, bar_chart, bar_chart_height, legend_height, line_chart
 from app.report.pdf_pages import (
     ACCENT,
@@ -62,15 +61,11 @@ def write_pdf(data: ReportData, path: str | Path) -> int:
     """Write the report to path (atomically: a temporary file beside it, then a rename); returns the page count."""
     target = Path(path)
     logo = _logo(data.options.logo_path)
-    temp = temp_beside(target)
     try:
-        pages = _render(data, str(temp), logo)
-        os.replace(temp, target)
+        with atomic_path(target) as temp:
+            pages = _render(data, str(temp), logo)
     except OSError as exc:
         raise ReportError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
     return pages
 
 
