@@ -11,7 +11,8 @@ if command -v debconf-set-selections >/dev/null 2>&1; then
         "postfix postfix/mailname string localhost" | $SUDO debconf-set-selections
 fi
 apt_install postfix python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client \
-    fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps "${QT_RUNTIME_PACKAGES[@]}"
+    fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps fish tcsh zsh dash sudo \
+    "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"
 
 # PostgreSQL: started if it is not running; the current user gets a role for peer login on the socket.

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from app import cli_compare, cli_exchange, cli_hosts, cli_monitor, cli_run, cli_runs
-from app.cli_common import UsageError
+from app.cli_common import EscapingStream, UsageError
 from app.settings import DB_ENV, HOME_ENV
 from remote.errors import BenchbayError
 
@@ -36,10 +36,34 @@ def build_parser() -> argparse.ArgumentParser:
     cli_run.add_parser(sub)
     cli_exchange.add_parser(sub)
     cli_compare.add_parser(sub)
+    _one_line_errors(parser)
     return parser
 
 
+def _one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """A usage error is one line naming the help to read, not the whole usage text (still exit 2)."""
+    def error(message: str) -> None:
+        print(f"benchbay: {message} (see `{parser.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+    if "error" not in vars(parser):    # a command may word its own
+        parser.error = error  # type: ignore[method-assign]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _one_line_errors(child)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapingStream(stdout), EscapingStream(stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
@@ -57,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.parse_args([args.command, "--help"])
             return EXIT_USAGE
         bench = _open_workbench(args)
+        if bench.store.read_only:
+            print(f"benchbay: note: the store {_store_name(bench)} is read-only ({bench.store.read_only}): runs "
+                  "can be listed, shown, compared and exported; nothing can be saved", file=sys.stderr)
         try:
             return handler(bench, args)
         finally:
@@ -78,6 +105,12 @@ def _open_workbench(args: argparse.Namespace):
     from app.workbench import Workbench
 
     return Workbench(home=args.home, db_url=args.db)
+
+
+def _store_name(bench) -> str:
+    from storage.migrate import describe
+
+    return describe(bench.store.engine.url)
 
 
 def _version() -> str:

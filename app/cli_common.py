@@ -1,16 +1,103 @@
 """Small pieces the CLI commands share: output, prompts, usage errors."""
 from __future__ import annotations
 
+import argparse
 import json
+import math
+import re
 import sys
 from datetime import datetime
-from typing import Any
+from typing import Any, TextIO
 
 from remote.errors import BenchbayError
 
 
 class UsageError(BenchbayError):
     """Wrong use of the command line: exit 2."""
+
+
+# C0 and C1 control characters but tab and newline, DEL, and the bidirectional overrides that can
+# make text read differently from what it is: names and notes come from users and imported files.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str) -> str:
+    """text with every unsafe character shown as a \\uXXXX escape (also valid inside JSON strings)."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class EscapingStream:
+    """Wraps stdout or stderr so nothing the CLI prints can move the cursor, recolour or retitle the
+    terminal: a host name or a note holding escape codes is shown escaped, never obeyed."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(escape_controls(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+MAX_ID = 2**63 - 1          # the largest id any store can hold (a signed 64-bit integer)
+MAX_SETTING_DIGITS = 30     # a whole number longer than this is no test parameter
+
+
+def stored_id(text: str) -> int:
+    """argparse type of a run or comparison id: a whole number a store can hold."""
+    digits = text.strip()
+    if not digits.lstrip("+-").isdigit():
+        raise argparse.ArgumentTypeError(f"not an id: {text[:40]!r}")
+    if len(digits.lstrip("+-0")) > len(str(MAX_ID)) or not 1 <= int(digits) <= MAX_ID:
+        raise argparse.ArgumentTypeError(f"no id is {text[:40]}{'...' if len(text) > 40 else ''}: ids are 1 to "
+                                         f"{MAX_ID}")
+    return int(digits)
+
+
+def positive_count(text: str) -> int:
+    """argparse type of a count such as --limit: a whole number of at least 1."""
+    try:
+        value = int(text) if len(text) <= 30 else None
+    except ValueError:
+        value = None
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text[:40]!r}")
+    return value
+
+
+class _NotANumber(ValueError):
+    pass
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotANumber(f"{text} is beyond the range of a number")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_SETTING_DIGITS:
+        raise _NotANumber(f"a whole number of {len(text.lstrip('-'))} digits is too large")
+    return int(text)
+
+
+def _no_constant(name: str) -> float:
+    raise _NotANumber(f"{name} is not a number a test can use")
+
+
+def setting_value(key: str, text: str) -> Any:
+    """The value of --set KEY=VALUE: JSON when it parses (numbers finite), else the text itself."""
+    try:
+        return json.loads(text, parse_float=_finite_float, parse_int=_bounded_int, parse_constant=_no_constant)
+    except _NotANumber as exc:
+        raise UsageError(f"--set {key}: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"--set {key}: the value is nested too deeply") from None
+    except ValueError:
+        return text
 
 
 def print_json(data: Any) -> None:

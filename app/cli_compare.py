@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from app.atomic_file import write_text_atomically
-from app.cli_common import UsageError, print_json
+from app.cli_common import UsageError, print_json, stored_id
 from app.compare.model import Cell, Comparison, build, load_inputs
 from app.compare.table import csv_text, text_table
 from app.report.content import PAGE_SIZES, ReportError, ReportOptions
@@ -19,8 +19,8 @@ _app: Any = None   # the QGuiApplication made for drawing the PDF; lives as long
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser("compare", help="compare stored runs: table, JSON, CSV, PDF report")
-    cmd.add_argument("run_ids", type=int, nargs="+", metavar="RUN_ID")
-    cmd.add_argument("--baseline", type=int, metavar="RUN_ID", help="ratios are relative to this run's server")
+    cmd.add_argument("run_ids", type=stored_id, nargs="+", metavar="RUN_ID")
+    cmd.add_argument("--baseline", type=stored_id, metavar="RUN_ID", help="ratios are relative to this run's server")
     cmd.add_argument("--pdf", metavar="FILE", help="write the customer report")
     cmd.add_argument("--csv", metavar="FILE", help="write the table as CSV")
     cmd.add_argument("--json", action="store_true", help="print the comparison as JSON instead of a table")

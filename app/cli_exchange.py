@@ -2,25 +2,24 @@
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import sys
 from pathlib import Path
-from typing import Any
 
-from app.atomic_file import write_text_atomically
-from app.cli_common import UsageError
+from app.atomic_file import atomic_text
+from app.cli_common import UsageError, stored_id
 from app.workbench import Workbench
 from remote.errors import BenchbayError
 from storage.records import RunRecord
-from storage.run_exchange import InvalidRunDocument, export_comparison, export_runs, import_runs
+from storage.run_exchange import ImportReport, comparison_run_ids, import_file, write_runs
 
 STDIO = "-"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     export = sub.add_parser("export", help="write runs (facts, results, series, events) to a JSON file")
-    export.add_argument("run_ids", type=int, nargs="*", metavar="RUN_ID")
-    export.add_argument("--comparison", type=int, metavar="ID",
+    export.add_argument("run_ids", type=stored_id, nargs="*", metavar="RUN_ID")
+    export.add_argument("--comparison", type=stored_id, metavar="ID",
                         help="include this saved comparison (and all its runs)")
     export.add_argument("--out", required=True, metavar="FILE", help='the JSON file; "-" writes to stdout')
     export.set_defaults(handler=_export)
@@ -36,42 +35,37 @@ def _describe(run: RunRecord) -> str:
 def _export(bench: Workbench, args: argparse.Namespace) -> int:
     if not args.run_ids and args.comparison is None:
         raise UsageError("export: name at least one RUN_ID (see `benchbay runs list`) or --comparison ID")
-    if args.run_ids:
-        document = export_runs(bench.store, args.run_ids, args.comparison)
-    else:
-        document = export_comparison(bench.store, args.comparison)
-    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
-    count = len(document["runs"])
+    run_ids = args.run_ids or comparison_run_ids(bench.store, args.comparison)
     if args.out == STDIO:
-        sys.stdout.write(text)
+        write_runs(bench.store, run_ids, sys.stdout, args.comparison)
         return 0
     path = Path(args.out).expanduser()
     try:
-        write_text_atomically(path, text)
+        with atomic_text(path) as out:
+            count = write_runs(bench.store, run_ids, out, args.comparison)
     except OSError as exc:
         raise BenchbayError(f"cannot write {path}: {exc.strerror or exc}") from exc
     print(f"exported {count} run{'s' if count != 1 else ''} to {path}")
     return 0
 
 
-def _read_document(name: str) -> Any:
+def _read(bench: Workbench, name: str) -> ImportReport:
+    if name == STDIO:
+        raw = getattr(sys.stdin, "buffer", None)   # an export is UTF-8 whatever the locale says
+        stream = io.TextIOWrapper(raw, encoding="utf-8") if raw is not None else sys.stdin
+        return import_file(bench.store, stream, "stdin")
+    path = Path(name).expanduser()
+    if path.is_dir():
+        raise BenchbayError(f"cannot read {name}: it is a directory; name an exported JSON file")
     try:
-        text = sys.stdin.read() if name == STDIO else Path(name).expanduser().read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            return import_file(bench.store, handle, name)
     except OSError as exc:
         raise BenchbayError(f"cannot read {name}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError:
-        raise InvalidRunDocument(f"{name} is not a Benchbay run document (not UTF-8 text); nothing was imported") \
-            from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidRunDocument(
-            f"{name} is not a Benchbay run document (not JSON: {exc.msg} at line {exc.lineno}); nothing was imported"
-        ) from None
 
 
 def _import(bench: Workbench, args: argparse.Namespace) -> int:
-    report = import_runs(bench.store, _read_document(args.file))
+    report = _read(bench, args.file)
     for _uid, run_id in report.imported:
         detail = bench.store.runs.get(run_id)
         print(f"imported run {run_id} ({_describe(detail.run)})" if detail else f"imported run {run_id}")
@@ -79,10 +73,13 @@ def _import(bench: Workbench, args: argparse.Namespace) -> int:
         detail = bench.store.runs.get(run_id)
         what = f" ({_describe(detail.run)})" if detail else ""
         print(f"skipped run{what}: already stored as run {run_id}")
+    for uid, run_id in report.differing:
+        print(f"not imported: run {uid} in the file differs from run {run_id}, stored with the same uid; the "
+              f"stored run was kept (see `benchbay runs show {run_id}`; the file's copy cannot be stored beside it)")
     if report.comparison_id is not None and not report.comparison_note:
         print(f"saved comparison {report.comparison_id} re-created")
     elif report.comparison_note:
         print(report.comparison_note)
-    if not report.imported and not report.skipped:
+    if not report.imported and not report.skipped and not report.differing:
         print("the file holds no runs")
     return 0

@@ -10,6 +10,8 @@ from app.facts_summary import facts_lines
 from app.workbench import Workbench
 from remote.errors import HostKeyChanged, HostKeyError, PasswordRequired, UnknownHostKey
 from remote.hostspec import AUTH_KEY, AUTH_METHODS, HostSpec
+from remote.run_dir import run_dir_problem
+from storage.hosts import host_name_problem
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -63,6 +65,8 @@ def _host_options(p: argparse.ArgumentParser, address_required: bool) -> None:
                    help="keep the password in the OS keyring (never in a file)")
     p.add_argument("--jump", metavar="NAME", help="jump host: an inventory host or [user@]host[:port]")
     p.add_argument("--test-dir", metavar="DIR", help="default directory for disk tests on this host")
+    p.add_argument("--run-dir", metavar="DIR", help="where run directories go first on this host (absolute or "
+                   "~/...; '' = $TMPDIR, /tmp, /var/tmp, whichever has room)")
     p.add_argument("--notes")
 
 
@@ -79,7 +83,8 @@ def _port(text: str) -> int:
 def _spec_from_args(base: HostSpec, args: argparse.Namespace) -> HostSpec:
     changes = {}
     for field, value in (("address", args.address), ("port", args.port), ("user", args.user),
-                         ("jump", args.jump), ("test_dir", args.test_dir), ("notes", args.notes),
+                         ("jump", args.jump), ("test_dir", args.test_dir), ("run_dir", args.run_dir),
+                         ("notes", args.notes),
                          ("keyring", args.keyring)):
         if value is not None:
             changes[field] = value
@@ -89,14 +94,18 @@ def _spec_from_args(base: HostSpec, args: argparse.Namespace) -> HostSpec:
     if args.auth is not None:
         changes["auth"] = args.auth
     spec = base.with_changes(**changes)
+    problem = run_dir_problem(spec.run_dir)
+    if problem:
+        raise UsageError(f"--run-dir: {problem}")
     if spec.auth == AUTH_KEY and not spec.key_path:
         raise UsageError("--auth key needs --key PATH")
     return spec
 
 
 def _validate_name(name: str) -> None:
-    if not name or any(c.isspace() for c in name) or name.startswith("-"):
-        raise UsageError(f"invalid host name {name!r}: use letters, digits, dots, dashes")
+    problem = host_name_problem(name)
+    if problem:
+        raise UsageError(problem)
 
 
 def _add(bench: Workbench, args: argparse.Namespace) -> int:
@@ -145,7 +154,7 @@ def _host_json(h: HostSpec) -> dict:
     return {
         "name": h.name, "local": h.is_local, "address": h.address, "port": h.port, "user": h.user,
         "auth": h.auth, "key_path": h.key_path, "jump": h.jump, "keyring": h.keyring,
-        "test_dir": h.test_dir, "notes": h.notes,
+        "test_dir": h.test_dir, "run_dir": h.run_dir, "notes": h.notes,
     }
 
 

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import json
+import math
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -51,8 +54,30 @@ def ask_password(bench: Workbench, host: str) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (`timeout`, CI, a logout) does what Ctrl-C does: the runs stop cleanly and are stored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield   # signal handlers belong to the main thread (in-process callers, tests)
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def collect_lost_runs(bench: Workbench) -> None:
+    """Before a command that runs something: store runs whose workbench went away and are over on
+    their host; one line each on stderr (those still running are left to `benchbay runs attach`)."""
+    from app.run_attach import collect_orphans
+
+    for outcome in collect_orphans(bench, follow=False):
+        print(f"benchbay: {outcome.message}", file=sys.stderr, flush=True)
+
+
 def run_workers(jobs: list[Callable[[], Any]], on_interrupt: Callable[[int], None]) -> list[Any]:
-    """Run each job in its own thread; Ctrl-C calls on_interrupt(count) instead of killing them.
+    """Run each job in its own thread; Ctrl-C (or SIGTERM) calls on_interrupt(count) instead of killing them.
 
     Returns each job's result, or the exception it raised.
     """
@@ -67,26 +92,28 @@ def run_workers(jobs: list[Callable[[], Any]], on_interrupt: Callable[[int], Non
         finally:
             finished[index] = True
 
-    for index in range(len(jobs)):
-        threading.Thread(target=work, args=(index,), name=f"run-{index}", daemon=True).start()
-    interrupts = 0
-    # sleep, not Thread.join: a join interrupted by Ctrl-C may report a running thread as ended
-    while not all(finished):
-        try:
-            time.sleep(0.1)
-        except KeyboardInterrupt:
-            interrupts += 1
-            on_interrupt(interrupts)
+    with sigterm_as_ctrl_c():
+        for index in range(len(jobs)):
+            threading.Thread(target=work, args=(index,), name=f"run-{index}", daemon=True).start()
+        interrupts = 0
+        # sleep, not Thread.join: a join interrupted by Ctrl-C may report a running thread as ended
+        while not all(finished):
+            try:
+                time.sleep(0.1)
+            except KeyboardInterrupt:
+                interrupts += 1
+                on_interrupt(interrupts)
     return results
 
 
 def _monitor(bench: Workbench, args: argparse.Namespace) -> int:
     check_interval(args.interval)
-    if args.seconds is not None and args.seconds <= 0:
-        raise UsageError("--seconds must be positive")
+    if args.seconds is not None and not 0 < args.seconds < math.inf:   # also refuses nan and 1e400 (inf)
+        raise UsageError(f"--seconds must be a positive number of seconds, not {args.seconds:g}")
     request = RunRequest(host=args.host, test=MONITOR, interval=args.interval, duration=args.seconds,
                          devices=tuple(args.device))
     password = ask_password(bench, args.host)
+    collect_lost_runs(bench)
     control = RunControl()
     printer = _JsonPrinter() if args.json else _TextPrinter(args.device, args.interval)
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import sys
 import threading
 import time
 from dataclasses import asdict
 from typing import Any
 
-from app.cli_common import UsageError, print_json
+from app.cli_common import UsageError, print_json, setting_value
 from app.cli_monitor import (
     EXIT_CANCELLED,
     EXIT_FAILED,
@@ -22,6 +21,7 @@ from app.cli_monitor import (
     add_interval_option,
     ask_password,
     check_interval,
+    collect_lost_runs,
     run_workers,
 )
 from app.run_orchestrator import RunControl, RunOutcome, RunRequest, RunRequestError, execute_run, validate_request
@@ -66,10 +66,7 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--set needs KEY=VALUE, not {item!r}")
-        try:
-            params[key.strip()] = json.loads(value)
-        except ValueError:
-            params[key.strip()] = value
+        params[key.strip()] = setting_value(key.strip(), value)
     return params
 
 
@@ -125,6 +122,7 @@ def _run(bench: Workbench, args: argparse.Namespace) -> int:
     for host in args.hosts:
         bench.get_host(host)   # an unknown name is a usage error before anything starts
     passwords = {host: ask_password(bench, host) for host in args.hosts}
+    collect_lost_runs(bench)
     control = RunControl()
     progress = _Progress()
 

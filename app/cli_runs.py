@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import asdict
 from datetime import datetime, timezone
 
-from app.cli_common import UsageError, print_json, print_table
+from app.cli_common import UsageError, positive_count, print_json, print_table, stored_id
 from app.facts_summary import facts_lines
 from app.workbench import Workbench
 from storage.errors import NotFound
@@ -20,22 +21,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     lst.add_argument("--tag")
     lst.add_argument("--since", metavar="DATE", help="started on or after (YYYY-MM-DD or ISO time; UTC if no zone)")
     lst.add_argument("--until", metavar="DATE", help="started before (YYYY-MM-DD or ISO time; UTC if no zone)")
-    lst.add_argument("--limit", type=int, default=None)
+    lst.add_argument("--limit", type=positive_count, default=None, metavar="N", help="at most N runs")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(handler=_list)
     show = cmds.add_parser("show", help="one run: parameters, facts, results")
-    show.add_argument("run_id", type=int, metavar="ID")
+    show.add_argument("run_id", type=stored_id, metavar="ID")
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=_show)
     note = cmds.add_parser("note", help="set a run's notes (\"\" clears them)")
-    note.add_argument("run_id", type=int, metavar="ID")
+    note.add_argument("run_id", type=stored_id, metavar="ID")
     note.add_argument("text", metavar="TEXT")
     note.set_defaults(handler=_note)
     tag = cmds.add_parser("tag", help="add tags to a run (or remove them with --remove)")
-    tag.add_argument("run_id", type=int, metavar="ID")
+    tag.add_argument("run_id", type=stored_id, metavar="ID")
     tag.add_argument("tags", nargs="+", metavar="TAG")
     tag.add_argument("--remove", action="store_true", help="remove the tags given instead")
     tag.set_defaults(handler=_tag)
+    attach = cmds.add_parser("attach", help="re-attach to a run whose Benchbay went away (killed, crashed) and "
+                             "store it when it ends")
+    attach.add_argument("run_id", type=stored_id, metavar="ID")
+    attach.add_argument("--force", action="store_true",
+                        help="also when the run was started from another computer (whose Benchbay must be gone)")
+    attach.set_defaults(handler=_attach)
 
 
 def _when(text: str | None, option: str) -> datetime | None:
@@ -115,3 +122,32 @@ def _tag(bench: Workbench, args: argparse.Namespace) -> int:
     stored = bench.store.runs.set_tags(args.run_id, tags)
     print(f"run {args.run_id}: tags {', '.join(stored) if stored else '(none)'}")
     return 0
+
+
+def _attach(bench: Workbench, args: argparse.Namespace) -> int:
+    from app.cli_monitor import EXIT_CANCELLED, EXIT_FAILED, ask_password, run_workers
+    from app.run_attach import attach_run
+    from app.run_orchestrator import RunControl
+
+    detail = bench.store.runs.get(args.run_id)
+    if detail is None:
+        raise NotFound(f"no run with id {args.run_id}: see `benchbay runs list`")
+    password = ask_password(bench, detail.run.host_name)
+    control = RunControl()
+
+    def interrupted(count: int) -> None:
+        if count == 1:
+            print("benchbay: cancelling (the host cleans up; Ctrl-C again to leave now)", file=sys.stderr, flush=True)
+            control.cancel()
+        else:
+            raise KeyboardInterrupt
+
+    print(f"benchbay: re-attaching to run {args.run_id} on {detail.run.host_name} ...", file=sys.stderr, flush=True)
+    [outcome] = run_workers([lambda: attach_run(bench, args.run_id, follow=True, force=args.force,
+                                                control=control, password=password)], interrupted)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    print(f"benchbay: {outcome.message}", file=sys.stderr, flush=True)
+    if outcome.status == "done":
+        return 0
+    return EXIT_CANCELLED if outcome.status == "cancelled" else EXIT_FAILED

@@ -11,15 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.run_lock import RunLock
 from remote.agent import benches
 from remote.agent_package import AGENT_VERSION
 from remote.errors import BenchbayError, ConnectError, NoPython
 from remote.facts import gather_facts
-from remote.run_session import DEFAULT_MARGIN, DEFAULT_RECONNECT_BUDGET, MONITOR, RunLost, RunSession
+from remote.run_session import DEFAULT_MARGIN, DEFAULT_RECONNECT_BUDGET, MONITOR, RunLost, RunSession, RunVanished
 from remote.run_tail import workbench_event
 from remote.telemetry.compute import TelemetryComputer
 from remote.telemetry.sample import TelemetrySample, samples_to_series
-from storage.records import RUN_CANCELLED, RUN_DONE, RUN_FAILED, ResultSample
+from storage.records import RUN_CANCELLED, RUN_DONE, RUN_FAILED, RUN_INTERRUPTED, RemoteRunState, ResultSample
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class RunRequest:
 class RunOutcome:
     run_id: int
     host: str
-    status: str        # done | failed | cancelled
+    status: str        # done | failed | cancelled | interrupted
     error: str
     samples: int
 
@@ -121,12 +122,36 @@ def execute_run(
     transport = workbench.connect(host, password)
     parameters = {"interval": request.interval, "duration": request.duration, "margin": request.margin,
                   "params": benches.redact(params)}
+    # held while this process drives the run: a later Benchbay sees it free only once we are gone
+    lock = RunLock.create(workbench.home) if getattr(workbench, "home", None) else None
     try:
-        run_id = workbench.store.runs.create(host, request.test, parameters, agent_version=AGENT_VERSION)
+        run_id = workbench.store.runs.create(host, request.test, parameters, agent_version=AGENT_VERSION,
+                                             owner=lock.owner if lock else None)
     except BaseException:
         transport.close()
+        if lock:
+            lock.release()
         raise
-    session = RunSession(
+    session = new_session(workbench, transport, request, params, run_id, control, on_sample, on_event, password)
+
+    def begin() -> dict | None:
+        session.probe()
+        session.start()
+        _remember_remote_state(workbench, run_id, session)
+        return _monitor_facts(workbench, session) if request.test == MONITOR else None
+
+    try:
+        return drive_run(workbench, run_id, request, session, control, begin)
+    finally:
+        if lock:
+            lock.release()
+
+
+def new_session(workbench: Any, transport: Any, request: RunRequest, params: dict[str, Any], run_id: int,
+             control: RunControl, on_sample: SampleCallback | None, on_event: EventCallback | None,
+             password: str | None) -> RunSession:
+    host = transport.name
+    return RunSession(
         transport, request.test, params, interval=request.interval, run_id=str(run_id),
         duration=request.duration, margin=request.margin, reconnect_budget=request.reconnect_budget,
         connect=lambda: workbench.connect(host, password), control=control,
@@ -134,17 +159,30 @@ def execute_run(
         on_sample=(lambda sample: on_sample(host, sample)) if on_sample else None,
         on_event=(lambda event: on_event(host, event)) if on_event else None,
     )
+
+
+class LeftRunning(BenchbayError):
+    """A re-attach that only collects finished runs found this one still running on its host."""
+
+
+def drive_run(workbench: Any, run_id: int, request: RunRequest, session: RunSession, control: RunControl,
+              begin: Callable[[], dict | None], reattached: bool = False) -> RunOutcome:
+    """begin() (start, or resume after a lost workbench), follow the run to its end, store it."""
     facts: dict | None = None
     status, error = RUN_FAILED, ""
+    store = True
     try:
-        session.start()
-        if request.test == MONITOR:
-            facts = _monitor_facts(workbench, session)
+        facts = begin()
         session.run()
         status, error = session.status, session.error
     except KeyboardInterrupt:
         status, error = RUN_CANCELLED, "interrupted"
         session.abort()
+        raise
+    except RunVanished as exc:
+        status, error = RUN_INTERRUPTED, str(exc)
+    except LeftRunning:
+        store = False   # still ours to collect later: nothing stored, nothing removed on the host
         raise
     except RunLost as exc:
         status, error = RUN_FAILED, str(exc)
@@ -160,10 +198,39 @@ def execute_run(
     finally:
         session.close()
         try:
-            _store(workbench, run_id, request, session, facts, status, error)
+            if store:
+                if reattached:
+                    _trim_to_run(session, request)
+                store_run(workbench, run_id, request, session, facts, status, error)
         finally:
             session.transport.close()
-    return RunOutcome(run_id, host, status, error, len(session.samples))
+    return RunOutcome(run_id, session.host, status, error, len(session.samples))
+
+
+def _remember_remote_state(workbench: Any, run_id: int, session: RunSession) -> None:
+    """Where the run lives on its host, stored as soon as it runs there: a later Benchbay can find it."""
+    expected = session.expected or 0.0
+    workbench.store.runs.set_remote_state(run_id, RemoteRunState(
+        run_dir=session.run_dir, agent_pid=session.read_agent_pid(), deadline=session.deadline,
+        expected_end=session.deadline - session.margin if expected else 0.0, interval=session.interval))
+
+
+def _trim_to_run(session: RunSession, request: RunRequest) -> None:
+    """A re-attached run's sampler kept ticking after the test ended: keep what the run covers, as a
+    run followed to its end keeps it (up to the first tick at or after "done"; a monitor's duration)."""
+    samples = session.samples
+    if not samples:
+        return
+    if session.uses_agent and session.done is not None:
+        end = float(session.done.get("t") or 0.0)
+        keep = next((i + 1 for i, sample in enumerate(samples) if sample.t >= end), len(samples))
+    elif request.duration is not None:
+        began = samples[0].t - samples[0].interval
+        keep = next((i + 1 for i, sample in enumerate(samples)
+                     if sample.t - began >= request.duration - request.interval / 2), len(samples))
+    else:
+        return
+    del samples[keep:]
 
 
 def _monitor_facts(workbench: Any, session: RunSession) -> dict | None:
@@ -180,8 +247,8 @@ def _monitor_facts(workbench: Any, session: RunSession) -> dict | None:
         return None
 
 
-def _store(workbench: Any, run_id: int, request: RunRequest, session: RunSession, facts: dict | None,
-           status: str, error: str) -> None:
+def store_run(workbench: Any, run_id: int, request: RunRequest, session: RunSession, facts: dict | None,
+              status: str, error: str) -> None:
     runs = workbench.store.runs
     events = list(session.events)
     agent_facts = [e.get("facts") for e in events if e.get("type") == "facts" and isinstance(e.get("facts"), dict)]

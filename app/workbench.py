@@ -10,6 +10,7 @@ from pathlib import Path
 import paramiko
 
 from app import passwords
+from app.run_lock import RunLock
 from app.settings import Settings, default_db_url, default_home
 from remote.agent_package import AGENT_VERSION
 from remote.connect import connect as open_transport
@@ -121,10 +122,10 @@ class Workbench:
         )
         status, expected = self.known_hosts.check(host_id, key)
         blob = key.asbytes()
-        return HostKeyInfo(
-            name, host_id, key.get_name(), fingerprint_sha256(blob), blob, status,
-            fingerprint_sha256(expected.asbytes()) if expected is not None else None,
-        )
+        expected_fp = fingerprint_sha256(expected.asbytes()) if expected is not None else None
+        if expected is not None and expected.asbytes() == blob:  # check() names the offered key when revoked
+            expected_fp = "none: this key or the CA that signed it is marked @revoked in known_hosts"
+        return HostKeyInfo(name, host_id, key.get_name(), fingerprint_sha256(blob), blob, status, expected_fp)
 
     def trust_host(self, name: str, expected_fingerprint: str | None = None) -> HostKeyInfo:
         """Trust the key the host offers now; with a fingerprint, only if it is that key."""
@@ -187,6 +188,7 @@ class Workbench:
         )
         if password is not None and spec.auth == AUTH_PASSWORD:
             self._session_passwords[spec.name] = password
+        transport.run_dir_base = spec.run_dir   # the first place make_private_dir looks
         return transport
 
     def _known_password(self, spec: HostSpec) -> str | None:
@@ -206,19 +208,26 @@ class Workbench:
         """Upload the agent, collect the host's facts, store them as a run, clean up the host."""
         spec = self.get_host(name)
         test_dir = test_dir or spec.test_dir or None
-        with self.connect(name, password) as transport:
-            run_id = self.store.runs.create(
-                spec.name, "facts", {"test_dir": test_dir or ""}, agent_version=AGENT_VERSION
-            )
-            try:
-                facts = gather_facts(transport, test_dir=test_dir, timeout=self.settings.command_timeout)
-            except BaseException as exc:
-                reason = str(exc) or type(exc).__name__
-                status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
-                self.store.runs.finish(run_id, status, error=reason)
-                raise
-            self.store.runs.add_facts(run_id, facts)
-            self.store.runs.finish(run_id, "done", engine="agent", engine_version=AGENT_VERSION)
+        # held while we gather: another Benchbay must not take this "running" run for a lost one
+        lock = RunLock.create(self.home)
+        try:
+            with self.connect(name, password) as transport:
+                run_id = self.store.runs.create(
+                    spec.name, "facts", {"test_dir": test_dir or ""}, agent_version=AGENT_VERSION,
+                    owner=lock.owner if lock else None,
+                )
+                try:
+                    facts = gather_facts(transport, test_dir=test_dir, timeout=self.settings.command_timeout)
+                except BaseException as exc:
+                    reason = str(exc) or type(exc).__name__
+                    status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+                    self.store.runs.finish(run_id, status, error=reason)
+                    raise
+                self.store.runs.add_facts(run_id, facts)
+                self.store.runs.finish(run_id, "done", engine="agent", engine_version=AGENT_VERSION)
+        finally:
+            if lock:
+                lock.release()
         return FactsOutcome(run_id, spec.name, facts)
 
     def latest_facts(self, name: str) -> dict | None:

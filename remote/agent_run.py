@@ -14,31 +14,38 @@ log = logging.getLogger(__name__)
 MIN_PYTHON = (3, 6)
 AGENT_FILE = "agent.pyz"
 
-# One round trip: the path of python3, then its version; exit 3 when there is none.
+# One round trip, labelled lines: where python3 is (or that there is none), what it printed as its
+# version and its exit status; what it said on stderr comes on stderr. POSIX sh only.
 _FIND_PYTHON = (
-    "p=$(command -v python3 2>/dev/null) || exit 3; "
-    "printf '%s\\n' \"$p\"; "
-    "\"$p\" -c 'import sys; print(\"%d.%d.%d\" % tuple(sys.version_info[:3]))' </dev/null"
+    "p=$(command -v python3 2>/dev/null) || { echo missing; exit 0; }; "
+    "printf 'path %s\\n' \"$p\"; "
+    "v=$(\"$p\" -c 'import sys; print(\"%d.%d.%d\" % tuple(sys.version_info[:3]))' </dev/null); s=$?; "
+    "printf 'version %s\\nstatus %s\\n' \"$v\" \"$s\""
 )
 
 
 def find_python(transport: Transport) -> str:
-    """The path of the host's python3; NoPython when it is missing or older than 3.6."""
+    """The path of the host's python3; NoPython, saying which, when it is absent, fails to run or
+    is older than 3.6."""
     host = transport.name
     advice = f"install python3 ({MIN_PYTHON[0]}.{MIN_PYTHON[1]} or newer) on {host}"
     result = transport.run(_FIND_PYTHON, timeout=30)
-    lines = result.text().split()
-    if result.exit_status == 3 or not lines:
+    found = dict(line.split(" ", 1) for line in result.text().splitlines() if " " in line)
+    if "missing" in result.text().split() and "path" not in found:
         raise NoPython(f"{host}: python3 was not found on the PATH; {advice}")
-    path = lines[0]
-    version = lines[1] if len(lines) > 1 and result.ok else ""
+    path = found.get("path", "").strip()
+    if not result.ok or not path:
+        reason = result.error_text().splitlines()[-1:] or [f"exit {result.exit_status}"]
+        raise NoPython(f"{host}: could not look for python3 ({reason[0]}); {advice}")
+    version, status = found.get("version", "").strip(), found.get("status", "").strip()
     try:
         numbers = tuple(int(part) for part in version.split(".")[:2])
     except ValueError:
         numbers = ()
-    if len(numbers) < 2:
-        detail = result.error_text().splitlines()[-1:] or ["no version printed"]
-        raise NoPython(f"{host}: {path} does not run ({detail[0]}); {advice}")
+    if status != "0" or len(numbers) < 2:
+        said = [line.strip() for line in result.error_text().splitlines() if line.strip()]
+        detail = said[-1][:200] if said else (f"exit {status}, " if status != "0" else "") + "no version printed"
+        raise NoPython(f"{host}: {path} is there but does not run ({detail}); {advice} or repair it")
     if numbers < MIN_PYTHON:
         raise NoPython(f"{host}: {path} is Python {version}, too old for the agent; {advice}")
     return path

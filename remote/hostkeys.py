@@ -9,16 +9,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import re
 import socket
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import paramiko
-from paramiko.hostkeys import HostKeyEntry, HostKeys, InvalidHostKey
 
+from remote import known_hosts_lookup as lookup
 from remote.errors import HostKeyChanged, UnknownHostKey
+from remote.host_certificate import CERT_SUFFIX
+from remote.known_hosts_lookup import Verdict, decide, has_ca, trusted_blobs
+from remote.known_hosts_parse import MARK_NONE, KnownHostLine, hosts_match, parse_line, parse_text
 
 TRUSTED = "trusted"
 UNKNOWN = "unknown"
@@ -26,6 +28,11 @@ CHANGED = "changed"
 
 # Host key algorithms paramiko negotiates for a key type as known_hosts names it.
 _ALGORITHMS_FOR_KEY_TYPE = {"ssh-rsa": ("rsa-sha2-512", "rsa-sha2-256")}
+# Host certificate algorithms paramiko can verify, asked for first when a CA is known for the host.
+_CERT_ALGORITHMS = (
+    "ssh-ed25519" + CERT_SUFFIX, "ecdsa-sha2-nistp256" + CERT_SUFFIX, "ecdsa-sha2-nistp384" + CERT_SUFFIX,
+    "ecdsa-sha2-nistp521" + CERT_SUFFIX, "rsa-sha2-512" + CERT_SUFFIX, "rsa-sha2-256" + CERT_SUFFIX,
+)
 
 
 def fingerprint_sha256(key_blob: bytes) -> str:
@@ -44,69 +51,41 @@ def host_key_id(address: str, port: int) -> str:
     return address if port == 22 else f"[{address}]:{port}"
 
 
-def _pattern_matches(pattern: str, host_id: str) -> bool:
-    # known_hosts patterns know only `*` and `?`; brackets are literal ("[host]:port").
-    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern.lower())
-    return re.fullmatch(regex, host_id) is not None
-
-
 def names_match(names: Iterable[str], host_id: str) -> bool:
-    """Whether a known_hosts line's host field covers host_id (plain, hashed, wildcard, negated)."""
-    matched = False
-    for name in names:
-        if name.startswith("|1|"):
-            try:
-                if HostKeys.hash_host(host_id, name) == name:
-                    matched = True
-            except Exception:  # a malformed hash never matches
-                continue
-        elif name.startswith("!"):
-            if _pattern_matches(name[1:], host_id):
-                return False  # a negated match excludes the host whatever else matches
-        elif _pattern_matches(name, host_id):
-            matched = True
-    return matched
+    """Whether a known_hosts line's host names cover host_id, as ssh decides (see known_hosts_parse)."""
+    return hosts_match(",".join(names), host_id)
 
 
-class _Entry:
-    def __init__(self, names: list[str], key: paramiko.PKey, revoked: bool = False):
-        self.names = names
-        self.key = key
-        self.revoked = revoked
-
-
-def _parse_line(line: str) -> _Entry | None:
-    """One known_hosts line as an entry; None for comments, @cert-authority and what paramiko can't read."""
-    text = line.strip()
-    if not text or text.startswith("#"):
-        return None
-    revoked = False
-    if text.startswith("@"):
-        marker, _, rest = text.partition(" ")
-        if marker != "@revoked":
-            return None  # @cert-authority: host certificates are not supported
-        revoked, text = True, rest.strip()
+def _pkey(blob: bytes) -> paramiko.PKey | None:
     try:
-        entry = HostKeyEntry.from_line(text)
-    except (InvalidHostKey, paramiko.SSHException, ValueError):
+        return paramiko.PKey.from_type_string(paramiko.Message(blob).get_text(), blob)
+    except Exception:  # a key type paramiko does not know: it can never be offered to us either
         return None
-    if entry is None or entry.key is None:
-        return None
-    return _Entry(list(entry.hostnames), entry.key, revoked)
 
 
-def _read_entries(path: Path | None) -> list[_Entry]:
+def _unknown(host_label: str, key: paramiko.PKey, host_id: str, certificate_problem: str) -> UnknownHostKey:
+    error = UnknownHostKey(host_label, key.get_name(), key_fingerprint(key), key.asbytes(), host_id)
+    if certificate_problem:
+        # Still an unknown key (the user may trust the fingerprint), but say why the certificate failed.
+        error.args = (f"{host_label}: host certificate refused ({certificate_problem}); {error}",)
+    return error
+
+
+def _read_entries(path: Path | None) -> list[KnownHostLine]:
     if path is None:
         return []
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return parse_text(path.read_text(encoding="utf-8", errors="replace"))
+    except (FileNotFoundError, NotADirectoryError, PermissionError, IsADirectoryError):
         return []
-    return [entry for entry in map(_parse_line, lines) if entry is not None]
 
 
-def _same_key(a: paramiko.PKey, b: paramiko.PKey) -> bool:
-    return a.get_name() == b.get_name() and a.asbytes() == b.asbytes()
+def _certificate_blob(key: paramiko.PKey) -> bytes | None:
+    """The OpenSSH certificate paramiko received with the server key, if the server sent one."""
+    blob = getattr(key, "public_blob", None)
+    if blob is not None and str(blob.key_type).endswith(CERT_SUFFIX):
+        return bytes(blob.key_blob)
+    return None
 
 
 class KnownHosts:
@@ -116,52 +95,58 @@ class KnownHosts:
         self.own_path = Path(own_path).expanduser()
         self.user_path = Path(user_path).expanduser() if user_path is not None else None
 
-    def _entries(self) -> list[_Entry]:
+    def _entries(self) -> list[KnownHostLine]:
         # Read on every call: files are small and another window or `ssh` may have changed them.
         return _read_entries(self.own_path) + _read_entries(self.user_path)
 
     def trusted_keys(self, host_id: str) -> list[paramiko.PKey]:
-        """Every key listed for host_id in either file (not counting @revoked ones)."""
-        keys: list[paramiko.PKey] = []
-        for entry in self._entries():
-            if entry.revoked or not names_match(entry.names, host_id):
-                continue
-            if not any(_same_key(entry.key, known) for known in keys):
-                keys.append(entry.key)
-        return keys
+        """Every key listed for host_id in either file (not @revoked or @cert-authority ones)."""
+        keys = (_pkey(blob) for blob in trusted_blobs(self._entries(), host_id))
+        return [key for key in keys if key is not None]
+
+    def decide(self, host_id: str, key: paramiko.PKey) -> Verdict:
+        """ssh's decision for this server key (with the certificate paramiko got, if any)."""
+        return decide(self._entries(), host_id, key.asbytes(), _certificate_blob(key))
 
     def check(self, host_id: str, key: paramiko.PKey) -> tuple[str, paramiko.PKey | None]:
-        """(TRUSTED|UNKNOWN|CHANGED, the trusted key it should have been for CHANGED)."""
-        entries = [e for e in self._entries() if names_match(e.names, host_id)]
-        revoked = [e.key for e in entries if e.revoked]
-        trusted = [e.key for e in entries if not e.revoked]
-        if any(_same_key(key, bad) for bad in revoked):
-            return CHANGED, revoked[0]
-        if any(_same_key(key, good) for good in trusted):
+        """(TRUSTED|UNKNOWN|CHANGED, the key it should have been for CHANGED; the offered key when revoked)."""
+        verdict = self.decide(host_id, key)
+        if verdict.status == lookup.OK:
             return TRUSTED, None
-        if not trusted:
+        if verdict.status == lookup.NEW:
             return UNKNOWN, None
-        same_type = [good for good in trusted if good.get_name() == key.get_name()]
-        return CHANGED, (same_type or trusted)[0]
+        if verdict.status == lookup.REVOKED:
+            return CHANGED, key  # the offered key itself: callers say "revoked", not "changed"
+        expected = _pkey(verdict.expected_blob) if verdict.expected_blob is not None else None
+        return CHANGED, expected or key
 
     def verify(self, host_id: str, key: paramiko.PKey, host_label: str) -> None:
         """Return if the key is trusted; raise UnknownHostKey or HostKeyChanged otherwise."""
-        status, expected = self.check(host_id, key)
-        if status == TRUSTED:
+        verdict = self.decide(host_id, key)
+        if verdict.status == lookup.OK:
             return
-        if status == UNKNOWN:
-            raise UnknownHostKey(host_label, key.get_name(), key_fingerprint(key), key.asbytes(), host_id)
-        assert expected is not None
-        expected_text = key_fingerprint(expected)
-        if _same_key(expected, key):
-            expected_text = "none: this key is marked @revoked in known_hosts"
+        if verdict.status == lookup.NEW:
+            raise _unknown(host_label, key, host_id, verdict.certificate_problem)
+        if verdict.status == lookup.REVOKED:
+            what = "this key" if verdict.expected_blob == key.asbytes() else "the CA that signed its certificate"
+            expected_text = f"none: {what} is marked @revoked in known_hosts"
+        else:
+            expected = _pkey(verdict.expected_blob) if verdict.expected_blob is not None else None
+            expected_text = key_fingerprint(expected) if expected is not None else "?"
         raise HostKeyChanged(host_label, key.get_name(), key_fingerprint(key), expected_text)
 
     def preferred_key_types(self, host_id: str) -> list[str]:
-        """Host key algorithms to ask for first, so the server offers a key type we already trust."""
-        algorithms: list[str] = []
+        """Host key algorithms to ask for first, so the server offers a key type we already trust.
+
+        As ssh orders them (order_hostkeyalgs): every certificate type first when a
+        @cert-authority line covers the host, then each trusted key's type, its certificate
+        form before the plain one.
+        """
+        entries = self._entries()
+        algorithms: list[str] = list(_CERT_ALGORITHMS) if has_ca(entries, host_id) else []
         for key in self.trusted_keys(host_id):
-            for name in _ALGORITHMS_FOR_KEY_TYPE.get(key.get_name(), (key.get_name(),)):
+            plain = _ALGORITHMS_FOR_KEY_TYPE.get(key.get_name(), (key.get_name(),))
+            for name in [p + CERT_SUFFIX for p in plain] + list(plain):
                 if name not in algorithms:
                     algorithms.append(name)
         return algorithms
@@ -171,11 +156,9 @@ class KnownHosts:
         lines = self._own_lines()
         kept: list[str] = []
         for line in lines:
-            entry = _parse_line(line)
-            if (
-                entry is not None and not entry.revoked and entry.names == [host_id]
-                and entry.key.get_name() == key.get_name()
-            ):
+            entry = parse_line(line)
+            same_slot = entry is not None and entry.marker == MARK_NONE and entry.hosts == host_id
+            if same_slot and entry.key_type == key.get_name():
                 continue
             kept.append(line)
         kept.append(f"{host_id} {key.get_name()} {key.get_base64()}")
@@ -186,17 +169,19 @@ class KnownHosts:
         removed = 0
         kept: list[str] = []
         for line in self._own_lines():
-            entry = _parse_line(line)
-            if entry is None or entry.revoked:
+            entry = parse_line(line)
+            if entry is None or entry.marker != MARK_NONE:
                 kept.append(line)
                 continue
-            names = [n for n in entry.names if not names_match([n], host_id)]
-            if len(names) == len(entry.names):
+            all_names = [entry.hosts] if entry.hosts.startswith("|1|") else entry.hosts.split(",")
+            names = [n for n in all_names if not names_match([n], host_id)]
+            if len(names) == len(all_names):
                 kept.append(line)
                 continue
             removed += 1
             if names:
-                kept.append(f"{','.join(names)} {entry.key.get_name()} {entry.key.get_base64()}")
+                blob_text = base64.b64encode(entry.key_blob).decode("ascii")
+                kept.append(f"{','.join(names)} {entry.key_type} {blob_text}")
         if removed:
             self._write_own(kept)
         return removed
@@ -254,7 +239,8 @@ class VerifyHostKeyPolicy(paramiko.MissingHostKeyPolicy):
 def prefer_key_types(transport: paramiko.Transport, algorithms: Sequence[str]) -> None:
     """Ask for these host key algorithms first (the server picks the first one it has)."""
     current = list(transport.get_security_options().key_types)
-    first = [name for name in algorithms if name in current]
+    # Certificate algorithms are not in key_types (paramiko appends them last) but may be set.
+    first = [name for name in algorithms if name in current or name in transport._key_info]
     if first:
         transport.get_security_options().key_types = first + [n for n in current if n not in first]
 

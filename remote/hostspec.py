@@ -25,6 +25,7 @@ class HostSpec:
     jump: str = ""                  # name of another inventory host, or a ProxyJump spec
     keyring: bool = False           # user opted in to keep the password in the OS keyring
     test_dir: str = ""              # default directory for disk tests; "" = the run directory
+    run_dir: str = ""               # where run directories go first; "" = $TMPDIR, /tmp ... (remote.run_dir)
     notes: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from remote.errors import CommandTimeout, RemoteCommandError
 from remote.hostspec import LOCAL_HOST_NAME
 from remote.transport import CommandResult, Transport, to_shell
+from remote.upload_check import Uploaded, mismatch
 
 _DRAIN_AFTER_KILL = 5.0  # seconds to collect output once the process group is killed
 
@@ -93,6 +95,18 @@ class LocalTransport(Transport):
             with contextlib.suppress(OSError):
                 os.unlink(tmp_path)
             raise RemoteCommandError(f"{self.name}: cannot write {remote_path}: {exc.strerror}") from exc
+        # read back as on SSH hosts: what runs it must be what was sent
+        try:
+            with open(path, "rb") as handle:
+                back = handle.read()
+        except OSError:
+            back = None
+        problem = mismatch(data, Uploaded(None if back is None else len(back), "sha256",
+                                          hashlib.sha256(back or b"").hexdigest()), self.name, remote_path)
+        if problem:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise RemoteCommandError(problem)
 
     def get_bytes(self, remote_path: str, offset: int = 0, limit: int | None = None) -> bytes:
         self._check_open()

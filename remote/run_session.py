@@ -19,8 +19,10 @@ from remote.agent import benches
 from remote.agent.run_secrets import SECRETS_FIFO
 from remote.agent_package import build_agent
 from remote.agent_run import AGENT_FILE, find_python
+from remote.command_timeouts import FLOOR, BusyRuns, ResponseTimes, scaled_timeout
 from remote.errors import BenchbayError, RemoteCommandError
-from remote.run_link import DEFAULT_RECONNECT_BUDGET, Link, RunLost  # noqa: F401 - callers catch RunLost here
+from remote.run_kill import kill_run_script
+from remote.run_link import DEFAULT_RECONNECT_BUDGET, STALL_LIMIT, Link, RunLost  # noqa: F401 - callers catch RunLost
 from remote.run_tail import EventTail, SampleTail, workbench_event
 from remote.telemetry.sample import TelemetrySample
 from remote.transport import Transport
@@ -31,8 +33,12 @@ MONITOR = "monitor"                 # telemetry only: no agent, no python on the
 DEFAULT_MARGIN = 300.0              # seconds a run outlives its expected duration without a workbench
 CANCEL_GRACE = 5.0                  # seconds the agent gets to stop cleanly before SIGKILL
 KEEPALIVE_EVERY = 10.0              # seconds between deadline renewals (less with a short margin)
-REMOTE_TIMEOUT = 20.0               # seconds for the small commands of a run
+REMOTE_TIMEOUT = FLOOR              # the least a small command gets; RunSession.command_timeout scales it
+PROBE_ROUND_TRIPS = 2               # small commands timed before the start (remote.command_timeouts)
+SMALL_READ = 64 * 1024              # a read up to this size times a round trip, not a transfer
+_BUSY = BusyRuns()                  # the runs this process drives: our own load slows every command
 SECRETS_TIMEOUT = 15.0              # seconds the agent has to open its secrets fifo after it started
+TICK_BYTES = 8 * 1024               # bytes one telemetry tick takes in samples.raw, generously (3-6 KB seen)
 
 class Control(Protocol):
     @property
@@ -60,6 +66,10 @@ def _q(text: str) -> str:
 # `alive PID`: running, and not a zombie (an init that is slow to reap would fool kill -0)
 _ALIVE = ("alive() { kill -0 \"$1\" 2>/dev/null || return 1; "
           "[ \"$(sed -n 's/^.*) \\(.\\).*/\\1/p' /proc/$1/stat 2>/dev/null)\" != Z ]; }; ")
+
+
+class RunVanished(BenchbayError):
+    """Re-attaching found no run directory on the host: the run passed its deadline or was removed."""
 
 
 class RunSession:
@@ -108,6 +118,23 @@ class RunSession:
         self._done_at = self._last_data = self._last_keepalive = self._last_check = 0.0
         self._sampler_warned = False
         self._removed = False
+        self.response_times = ResponseTimes()
+        _BUSY.add(self)
+
+    # -- how long a small command may take (remote.command_timeouts) -------------------------------
+
+    @property
+    def command_timeout(self) -> float:
+        """The limit of one small command now; the stall guard waits a little longer than that."""
+        timeout = scaled_timeout(self.response_times.slowest, len(_BUSY))
+        self.link.stall_limit = max(STALL_LIMIT, timeout + 10.0)
+        return timeout
+
+    def probe(self, count: int = PROBE_ROUND_TRIPS) -> float | None:
+        """Time a few empty commands on the fresh connection; the slowest round trip (s)."""
+        for _ in range(count):
+            self.response_times.timed(lambda: self.transport.run(":", timeout=self.command_timeout))
+        return self.response_times.slowest
 
     # -- start -----------------------------------------------------------------------------------
 
@@ -118,7 +145,11 @@ class RunSession:
         from remote.telemetry.sampler import SAMPLER_FILE, sampler_script, start_command
 
         python = find_python(self.transport) if self.uses_agent else None
-        self.run_dir = run_dir = self.transport.make_private_dir()
+        agent = build_agent() if python else b""
+        # room for the uploads and the telemetry of the expected duration, else another candidate or one line
+        telemetry = int((self.expected or 0.0) / self.interval) * TICK_BYTES
+        self.run_dir = run_dir = self.transport.make_private_dir(need_bytes=len(agent) + len(sampler_script())
+                                                                 + telemetry)
         self.event_tail = EventTail(f"{run_dir}/events.jsonl")
         self.sample_tail = SampleTail(f"{run_dir}/samples.raw", self._parser or RawTickParser(),
                                       self._computer or TelemetryComputer())
@@ -126,7 +157,7 @@ class RunSession:
         try:
             self.transport.put_bytes(sampler_script(), f"{run_dir}/{SAMPLER_FILE}", mode=0o700)
             if python:
-                self.transport.put_bytes(build_agent(), f"{run_dir}/{AGENT_FILE}", mode=0o600)
+                self.transport.put_bytes(agent, f"{run_dir}/{AGENT_FILE}", mode=0o600)
                 secrets = {k: v for k, v in self.params.items() if k in benches.SECRET_PARAMS and v}
                 spec = {"test": self.test, "params": {k: v for k, v in self.params.items() if k not in secrets},
                         "run_id": self.run_id}
@@ -154,7 +185,7 @@ class RunSession:
                              "|| { echo 'the agent did not take the secrets' >&2; exit 1; }")
                 stdin = (json.dumps(secrets) + "\n").encode()
             lines.append("printf 'deadline=%s\\n' \"$(cat deadline)\"")
-            result = self.transport.run("\n".join(lines), timeout=REMOTE_TIMEOUT, stdin=stdin)
+            result = self.transport.run("\n".join(lines), timeout=self.command_timeout, stdin=stdin)
             found = [w for w in result.text().split() if w.startswith("deadline=")]
             if not result.ok or not found:
                 raise RemoteCommandError(f"{self.host}: could not start the run: "
@@ -164,14 +195,64 @@ class RunSession:
             self._remove_quietly()
             raise
         self._last_data = self._last_keepalive = self._last_check = time.monotonic()
-        self.add_event(workbench_event("started", run_dir=run_dir, deadline=self.deadline, interval=self.interval))
+        choice = self.transport.run_dir_choice
+        note = choice.note() if choice is not None and choice.path == run_dir else ""
+        self.add_event(workbench_event("started", run_dir=run_dir, deadline=self.deadline, interval=self.interval,
+                                       run_dir_note=note))
+        if choice is not None and choice.path == run_dir and choice.passed_over:
+            self.add_event(workbench_event("warning", message=note))
 
     def _deadline_command(self, floor: float, add: float) -> str:
         """RUN/deadline = max(floor, host uptime + add), replaced whole: readers never see it empty."""
         tmp, path = f"{self.run_dir}/deadline.tmp", f"{self.run_dir}/deadline"
         program = '{d = $1 + add; if (d < floor) d = floor; printf "%d\\n", d}'
-        return (f"awk -v add={add:.0f} -v floor={floor:.0f} {_q(program)} /proc/uptime > {_q(tmp)} "
-                f"&& mv -f {_q(tmp)} {_q(path)}")
+        # on failure one line of our own, not awk's: a full disk is the usual reason (under 64 KB free)
+        run = _q(self.run_dir)
+        why = (f"a=$(df -Pk {run} 2>/dev/null | awk 'NR > 1 {{print $4}}'); case $a in '' | *[!0-9]*) a=64;; esac; "
+               f"if [ \"$a\" -lt 64 ]; then echo {_q(f'no space left in the run directory {self.run_dir}')} >&2; "
+               f"else echo {_q(f'could not write {path}')} >&2; fi")
+        return (f"{{ awk -v add={add:.0f} -v floor={floor:.0f} {_q(program)} /proc/uptime > {_q(tmp)} "
+                f"&& mv -f {_q(tmp)} {_q(path)}; }} 2>/dev/null || {{ rm -f {_q(tmp)}; {why}; false; }}")
+
+    # -- re-attaching ----------------------------------------------------------------------------
+
+    def resume(self, run_dir: str, deadline: float) -> None:
+        """Take over a run whose workbench went away: renew its deadline, read its files again from 0.
+
+        Raises RunVanished when the host no longer has the run directory.
+        """
+        from remote.telemetry.compute import TelemetryComputer
+        from remote.telemetry.parse import RawTickParser
+
+        self.run_dir, self.deadline = run_dir, float(deadline)
+        self.event_tail = EventTail(f"{run_dir}/events.jsonl")
+        self.sample_tail = SampleTail(f"{run_dir}/samples.raw", self._parser or RawTickParser(),
+                                      self._computer or TelemetryComputer())
+        # renewed at once: the host may be a few seconds from removing the run by itself
+        script = (f"cd {_q(run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; "
+                  + self._deadline_command(self.deadline, self.margin)
+                  + " && printf 'deadline=%s\\n' \"$(cat deadline)\"")
+        result = self.link.retrying(lambda transport: transport.run(script, timeout=self.command_timeout))
+        words = result.text().split()
+        if "gone" in words:
+            raise RunVanished(f"{self.host}: the run directory {run_dir} is gone (the host removes a run by itself "
+                              "once its deadline passes without a workbench)")
+        found = [w for w in words if w.startswith("deadline=")]
+        if not result.ok or not found:
+            raise RemoteCommandError(f"{self.host}: could not renew the run's deadline: "
+                                     f"{result.error_text() or result.text().strip() or 'no output'}")
+        self.deadline = float(found[-1].split("=", 1)[1])
+        self._removed = False
+        self._last_data = self._last_keepalive = self._last_check = time.monotonic()
+        self.add_event(workbench_event("reattached", run_dir=run_dir, deadline=self.deadline, interval=self.interval))
+
+    def read_agent_pid(self) -> int | None:
+        """The agent's pid as the host recorded it (None for a monitor, or when it is not there yet)."""
+        if not self.uses_agent:
+            return None
+        with contextlib.suppress(BenchbayError, FileNotFoundError, ValueError):
+            return int(self.transport.get_bytes(f"{self.run_dir}/agent.pid").decode().strip())
+        return None
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -244,18 +325,25 @@ class RunSession:
     def _read_new(self) -> None:
         got = False
         if self.uses_agent:
-            data = self.event_tail.read(self.transport)
+            data = self._timed_read(self.event_tail)
             got = bool(data)
             for event in self.event_tail.feed(data):
                 self.add_event(event)
             while self.event_tail.problems:
                 self.add_event(self.event_tail.problems.pop(0))
-        data = self.sample_tail.read(self.transport)
+        data = self._timed_read(self.sample_tail)
         for sample in self.sample_tail.feed(data):
             self.samples.append(sample)
             self._call(self._on_sample, sample)
-        if got or data:
+        if got or (data and not self.uses_agent):   # the sampler's ticks say nothing of the agent's health
             self._last_data = time.monotonic()
+
+    def _timed_read(self, tail: EventTail | SampleTail) -> bytes:
+        started = time.monotonic()
+        data = tail.read(self.transport)
+        if len(data) <= SMALL_READ:
+            self.response_times.record(time.monotonic() - started)
+        return data
 
     def add_event(self, event: dict[str, Any]) -> None:
         self.events.append(event)
@@ -274,14 +362,16 @@ class RunSession:
 
     def _keepalive(self) -> None:
         self._last_keepalive = time.monotonic()   # also when it failed: retried at the next due time
-        self.transport.run(self._deadline_command(self.deadline, self.margin), timeout=REMOTE_TIMEOUT)
+        command = self._deadline_command(self.deadline, self.margin)
+        self.response_times.timed(lambda: self.transport.run(command, timeout=self.command_timeout))
 
     def _check_alive(self) -> None:
         self._last_check = time.monotonic()
         script = (_ALIVE + f"cd {_q(self.run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; for f in agent sampler; "
                   "do p=$(cat $f.pid 2>/dev/null); if [ -n \"$p\" ] && alive \"$p\"; "
                   "then echo $f=alive; else echo $f=dead; fi; done")
-        state = set(self.transport.run(script, timeout=REMOTE_TIMEOUT).text().split())
+        state = set(self.response_times.timed(lambda: self.transport.run(script, timeout=self.command_timeout))
+                    .text().split())
         if "gone" in state:
             self.failure = (f"{self.host}: the run directory {self.run_dir} vanished "
                             "(removed by someone, or the run passed its deadline)")
@@ -289,6 +379,7 @@ class RunSession:
         self._read_new()   # it may have finished between the two reads
         if self.uses_agent and self.done is None and "agent=dead" in state:
             self.failure = f"{self.host}: the agent stopped without finishing: {self._log_tail('agent.log')}"
+            self._signal_agent("KILL")   # what it started can outlive it (fio's jobs): the run's mark finds them
         elif "sampler=dead" in state and not self.uses_agent:
             self.failure = f"{self.host}: the telemetry sampler stopped: {self._log_tail('sampler.log')}"
         elif "sampler=dead" in state and not self._sampler_warned:
@@ -346,10 +437,13 @@ class RunSession:
                 return
 
     def _signal_agent(self, signal_name: str, touch_cancel: bool = False) -> None:
+        if signal_name == "KILL":   # also the processes that left the agent's group (fio's jobs)
+            self.transport.run(kill_run_script(self.run_dir), timeout=self.command_timeout)
+            return
         touch = "touch cancel; " if touch_cancel else ""
         script = (f"cd {_q(self.run_dir)} 2>/dev/null || exit 0; {touch}p=$(cat agent.pid 2>/dev/null); "
                   f"[ -n \"$p\" ] && kill -{signal_name} \"-$p\" 2>/dev/null; true")
-        self.transport.run(script, timeout=REMOTE_TIMEOUT)
+        self.transport.run(script, timeout=self.command_timeout)
 
     def _stop_sampler(self) -> None:
         # TERM its group (a host without setsid has none: then the pid), KILL what is left after 0.5 s,
@@ -358,7 +452,7 @@ class RunSession:
                   "[ -n \"$p\" ] || exit 0; touch stop; for s in TERM KILL; do "
                   "kill -$s \"-$p\" 2>/dev/null || kill -$s \"$p\" 2>/dev/null || break; i=0; "
                   "while alive \"$p\" && [ $i -lt 5 ]; do sleep 0.1; i=$((i + 1)); done; done; true")
-        self.transport.run(script, timeout=REMOTE_TIMEOUT)
+        self.transport.run(script, timeout=self.command_timeout)
 
     def _drain(self) -> None:
         before = -1
@@ -389,3 +483,4 @@ class RunSession:
     def close(self) -> None:
         """Stop the stall guard; the transport stays open (the caller closes it)."""
         self.link.stop_guard()
+        _BUSY.discard(self)

@@ -2,17 +2,27 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import posixpath
 import select
+import shlex
 import time
 from collections.abc import Sequence
 
 import paramiko
 from paramiko.common import cMSG_CHANNEL_REQUEST
+from paramiko.sftp import SFTPError
 
 from remote.errors import BenchbayError, CommandTimeout, ConnectError, RemoteCommandError
+from remote.exec_files import get_over_exec, put_over_exec
+from remote.login_shell import MarkerFilter, did_not_run_message, new_marker, wrap_command
 from remote.transport import CommandResult, Transport, to_shell
+from remote.upload_check import check_script, free_space_text, mismatch, parse_check
+
+log = logging.getLogger(__name__)
 
 KEEPALIVE_SECONDS = 15
+SFTP_START_TIMEOUT = 15.0
 _CHUNK = 64 * 1024
 
 
@@ -35,6 +45,7 @@ class SSHTransport(Transport):
         self._client = client
         self._jump_clients = list(jump_clients)
         self._sftp: paramiko.SFTPClient | None = None
+        self._exec_files = False      # SFTP is unusable on this host: files go over command channels
         transport = client.get_transport()
         if transport is not None:
             # Keepalives stop NAT boxes and firewalls from dropping a connection during a long test.
@@ -62,15 +73,29 @@ class SSHTransport(Transport):
     ) -> CommandResult:
         deadline = time.monotonic() + timeout
         channel: paramiko.Channel | None = None
+        marker = new_marker()
         try:
             channel = self._transport().open_session(timeout=min(timeout, 30.0))
-            channel.exec_command(to_shell(command))
-            return self._collect(channel, stdin, deadline, timeout)
+            # never the login shell's own syntax: /bin/sh runs it, after a marker on both streams
+            channel.exec_command(wrap_command(to_shell(command), marker))
+            raw = self._collect(channel, stdin, deadline, timeout)
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise self._failure("cannot run the command", exc) from None
         finally:
             if channel is not None:
                 channel.close()
+        return self._after_marker(raw, marker)
+
+    def _after_marker(self, raw: CommandResult, marker: bytes) -> CommandResult:
+        """Drop what start-up files printed before the marker; no marker: the command never ran."""
+        out, err = MarkerFilter(marker), MarkerFilter(marker)
+        stdout, stderr = out.feed(raw.stdout), err.feed(raw.stderr)
+        out.finish()
+        err.finish()
+        if not out.found:
+            user = self._transport().get_username() or ""
+            raise RemoteCommandError(did_not_run_message(self.name, user, raw.exit_status, out.before, err.before))
+        return CommandResult(raw.exit_status, stdout, stderr if err.found else err.before)
 
     def _failure(self, what: str, exc: BaseException) -> BenchbayError:
         """A dropped connection is a ConnectError (the caller may reconnect); anything else is not."""
@@ -137,6 +162,27 @@ class SSHTransport(Transport):
         channel.close()
         raise CommandTimeout(f"command did not finish within {timeout:g} s on {self.name}")
 
+    def _files_over_exec(self) -> bool:
+        """SFTP when it works; command channels when the host has no SFTP, or when start-up output of
+        the login shell corrupts it (sshd starts an external sftp-server through the login shell)."""
+        if self._sftp is not None or self._exec_files:
+            return self._exec_files
+        channel: paramiko.Channel | None = None
+        try:
+            channel = self._transport().open_session(timeout=30.0)
+            channel.settimeout(SFTP_START_TIMEOUT)   # garbage that looks like a packet length: no hang
+            channel.invoke_subsystem("sftp")
+            self._sftp = paramiko.SFTPClient(channel)
+            channel.settimeout(None)
+        except (paramiko.SSHException, SFTPError, OSError, EOFError) as exc:
+            if channel is not None:
+                channel.close()
+            if not self.is_active():
+                raise self._failure("cannot start SFTP", exc) from None
+            log.info("%s: SFTP unusable (%s); files go over command channels", self.name, _reason(exc))
+            self._exec_files = True
+        return self._exec_files
+
     def _sftp_client(self) -> paramiko.SFTPClient:
         if self._sftp is None:
             try:
@@ -146,6 +192,9 @@ class SSHTransport(Transport):
         return self._sftp
 
     def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o600) -> None:
+        """Write over SFTP, then check size and hash on the host: a full disk may cut it short silently."""
+        if self._files_over_exec():
+            return put_over_exec(self, data, remote_path, mode, RemoteFileNotFound)
         sftp = self._sftp_client()
         try:
             with sftp.open(remote_path, "wb") as handle:
@@ -155,10 +204,29 @@ class SSHTransport(Transport):
         except FileNotFoundError:
             raise RemoteFileNotFound(f"{self.name}: cannot write {remote_path}: no such directory") from None
         except (paramiko.SSHException, OSError, EOFError) as exc:
-            raise self._failure(f"cannot write {remote_path}", exc) from None
+            failure = self._failure(f"cannot write {remote_path}", exc)
+            if isinstance(failure, ConnectError):
+                raise failure from None
+            # ENOSPC reaches SFTP clients as a bare "Failure": say how much room there was
+            raise RemoteCommandError(self._upload_failed(remote_path, _reason(exc))) from None
+        problem = mismatch(data, parse_check(self.run(check_script(remote_path), timeout=60).text()),
+                           self.name, remote_path)
+        if problem:
+            self._upload_failed(remote_path, "")
+            raise RemoteCommandError(problem)
+
+    def _upload_failed(self, remote_path: str, reason: str) -> str:
+        """Remove what arrived (nothing must run it) and describe the failure with the free space left."""
+        directory, name = posixpath.split(remote_path)
+        result = self.run(f"rm -f -- {shlex.quote(remote_path)}; df -Pk -- {shlex.quote(directory)}", timeout=30)
+        free = free_space_text(result.text(), directory)
+        return (f"upload of {name} to {self.name}:{directory} failed (SFTP: {reason})"
+                + (f"; {free}: no space left?" if free else ""))
 
     def get_bytes(self, remote_path: str, offset: int = 0, limit: int | None = None) -> bytes:
         """Raises RemoteFileNotFound (also a FileNotFoundError) for a missing file."""
+        if self._files_over_exec():
+            return get_over_exec(self, remote_path, offset, limit, RemoteFileNotFound)
         sftp = self._sftp_client()
         try:
             with sftp.open(remote_path, "rb") as handle:

@@ -5,6 +5,10 @@ import abc
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from remote.run_dir import RunDirChoice
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,8 @@ class Transport(abc.ABC):
     """One open connection to a host. Not thread-safe: one worker owns it."""
 
     name: str
+    run_dir_base = ""                              # where the user wants run directories ("" = $TMPDIR ...)
+    run_dir_choice: RunDirChoice | None = None     # where make_private_dir put the last one, and why
 
     @abc.abstractmethod
     def run(
@@ -43,7 +49,8 @@ class Transport(abc.ABC):
         timeout: float = 60.0,
         stdin: bytes | None = None,
     ) -> CommandResult:
-        """Run a command through the host's POSIX shell.
+        """Run a command through the host's POSIX shell (/bin/sh, whatever the account's login shell;
+        what the login shell's start-up files print is not part of the result).
 
         stdout and stderr are read concurrently; the exit status is taken only after both
         are drained. Raises CommandTimeout when it runs longer than `timeout` seconds
@@ -62,26 +69,45 @@ class Transport(abc.ABC):
     def close(self) -> None:
         ...
 
-    def make_private_dir(self, prefix: str = "benchbay-") -> str:
-        """Create a run directory only the login user can enter (mode 0700); returns its path."""
-        result = self.run(
-            "umask 077; d=$(mktemp -d \"${TMPDIR:-/tmp}/\"" + shlex.quote(prefix + "XXXXXXXX")
-            + ") && chmod 700 \"$d\" && printf %s \"$d\"",
-            timeout=30,
-        )
-        path = result.text().strip()
-        if not result.ok or not path.startswith("/"):
-            from remote.errors import RemoteCommandError
+    def make_private_dir(self, prefix: str = "benchbay-", need_bytes: int = 0) -> str:
+        """Create a run directory only the login user can enter (mode 0700); returns its path.
 
-            raise RemoteCommandError(
-                f"{self.name}: could not create a private run directory: {result.error_text() or 'mktemp failed'}"
-            )
-        return path
+        It goes in the first candidate with `need_bytes` plus RUN_DIR_HEADROOM free (see remote.run_dir:
+        the host's configured run_dir_base, $TMPDIR, /tmp, /var/tmp, ~/.cache/benchbay); where and why is
+        left in `run_dir_choice`. NoSpaceError, one line naming each candidate, when none fits.
+        """
+        from remote import run_dir as rd
+        from remote.errors import RemoteCommandError
+
+        need = need_bytes + rd.RUN_DIR_HEADROOM
+        probe = self.run(rd.probe_script(self.run_dir_base), timeout=30)
+        candidates = rd.parse_probe(probe.text())
+        if not candidates:
+            raise RemoteCommandError(f"{self.name}: could not look for a run directory: "
+                                     f"{probe.error_text() or probe.text().strip() or 'no output'}")
+        passed_over = [c.why_not(need) for c in candidates if not c.fits(need)]
+        errors: list[str] = []
+        for base in rd.usable(candidates, need):
+            result = self.run(rd.make_dir_script(base.path, prefix), timeout=30)
+            path = result.text().strip()
+            if result.ok and path.startswith("/"):
+                self.run_dir_choice = rd.RunDirChoice(path, base, tuple(passed_over))
+                return path
+            why = result.error_text().splitlines()[-1:] or ["mktemp failed"]
+            errors.append(f"{base.path}: {why[0]}")
+            passed_over.append(f"{base.path}: {why[0]}")
+        if errors:
+            raise RemoteCommandError(f"{self.name}: could not create a private run directory: {'; '.join(errors)}")
+        raise rd.NoSpaceError(rd.no_space_message(self.name, candidates, need))
 
     def remove_dir(self, path: str) -> None:
         """Remove a run directory this session created; refuses anything that is not one."""
         if not path.startswith("/") or "/benchbay-" not in path or path.rstrip("/").count("/") < 2:
             raise ValueError(f"refusing to remove {path!r}: not a Benchbay run directory")
+        parent = path.rstrip("/").rsplit("/", 1)[0]
+        if parent.endswith("/.cache/benchbay"):   # made for this run in the home directory: gone when empty
+            self.run(f"rm -rf -- {shlex.quote(path)}; rmdir -- {shlex.quote(parent)} 2>/dev/null; true", timeout=120)
+            return
         self.run(["rm", "-rf", "--", path], timeout=120)
 
     def __enter__(self) -> Transport:

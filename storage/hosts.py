@@ -1,6 +1,7 @@
 """The host inventory. Speaks HostSpec; the built-in host `local` is never stored."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
@@ -26,6 +27,7 @@ def _spec_from_row(row: Host) -> HostSpec:
         jump=row.jump,
         keyring=row.keyring,
         test_dir=row.test_dir,
+        run_dir=row.run_dir or "",
         notes=row.notes,
         tags=tuple(row.tags or ()),
     )
@@ -41,14 +43,32 @@ def _copy_spec_to_row(spec: HostSpec, row: Host) -> None:
     row.jump = spec.jump
     row.keyring = spec.keyring
     row.test_dir = spec.test_dir
+    row.run_dir = spec.run_dir
     row.notes = spec.notes
     row.tags = list(spec.tags)
 
 
-def _check_spec(spec: HostSpec) -> None:
+# Host names end up in messages, terminals and file names: plain ASCII, no path tricks, no control codes.
+HOST_NAME_RULE = "letters, digits, dots, dashes and underscores, beginning and ending with a letter or digit"
+_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")
+
+
+def host_name_problem(name: str) -> str:
+    """Why name cannot name a host ("" when it can)."""
+    if not _HOST_NAME.fullmatch(name) or ".." in name:
+        shown = name if len(name) <= 60 else name[:60] + "..."
+        return f"invalid host name {shown!r}: use {HOST_NAME_RULE} (at most 200)"
+    return ""
+
+
+def _check_spec(spec: HostSpec, renaming_from: str = "") -> None:
     name = spec.name.strip()
     if not name or name != spec.name:
         raise StoreError(f"host name {spec.name!r} is empty or has leading/trailing spaces")
+    problem = host_name_problem(name)
+    if problem and name.lower() != LOCAL_HOST_NAME:
+        # a host stored before names were checked can still be renamed, not otherwise changed
+        raise StoreError(problem + ("; rename the host to change it" if renaming_from == name else ""))
     if name.lower() == LOCAL_HOST_NAME:
         raise DuplicateHost(
             f"'{LOCAL_HOST_NAME}' is the built-in host for this computer; choose another name"
@@ -91,7 +111,7 @@ class HostRepository:
 
     def update(self, old_name: str, spec: HostSpec) -> None:
         """Replace the host named old_name; a rename carries the host's run history along."""
-        _check_spec(spec)
+        _check_spec(spec, renaming_from=old_name)
         try:
             with self._session() as session:
                 row = session.scalar(select(Host).where(Host.name == old_name))

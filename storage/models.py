@@ -1,6 +1,7 @@
 """SQLAlchemy models. The schema is created by the Alembic migrations, which must match these."""
 from __future__ import annotations
 
+import math
 import sys
 import uuid
 from array import array
@@ -60,6 +61,16 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(timezone.utc)
 
 
+class NaNDouble(TypeDecorator[float]):
+    """A float that may be NaN: SQLite stores NaN as NULL, so NULL reads back as NaN."""
+
+    impl = Double
+    cache_ok = True
+
+    def process_result_value(self, value: float | None, dialect: Dialect) -> float:
+        return math.nan if value is None else value
+
+
 def new_uid() -> str:
     """A run's identity across stores (laptops): 32 lowercase hex digits of a random uuid4."""
     return uuid.uuid4().hex
@@ -98,6 +109,7 @@ class Host(Base):
     jump: Mapped[str] = mapped_column(Text, default="")
     keyring: Mapped[bool] = mapped_column(Boolean, default=False)
     test_dir: Mapped[str] = mapped_column(Text, default="")
+    run_dir: Mapped[str] = mapped_column(Text, default="")     # 0005
     notes: Mapped[str] = mapped_column(Text, default="")
     tags: Mapped[list[str]] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -122,6 +134,10 @@ class Run(Base):
     error: Mapped[str] = mapped_column(Text, default="")
     tags: Mapped[list[str]] = mapped_column(JSON, default=list)
     notes: Mapped[str] = mapped_column(Text, default="")
+    # While running: where it runs on its host (records.RemoteRunState) and which workbench drives it
+    # (records.RunOwner), so a later workbench can re-attach after a crash (0004).
+    remote_state: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    owner: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
 
     # passive_deletes: the database's ON DELETE CASCADE removes the children, no ORM load first.
     facts: Mapped[list[FactsSnapshot]] = relationship(
@@ -157,7 +173,7 @@ class Result(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     test: Mapped[str] = mapped_column(String(100))
     metric: Mapped[str] = mapped_column(String(200))
-    value: Mapped[float] = mapped_column(Double)
+    value: Mapped[float] = mapped_column(NaNDouble, nullable=True)   # NULL is NaN (0006)
     unit: Mapped[str] = mapped_column(String(50), default="")
     # "metadata" is reserved on declarative classes, hence the attribute name.
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)

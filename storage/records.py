@@ -9,8 +9,9 @@ RUN_RUNNING = "running"
 RUN_DONE = "done"
 RUN_FAILED = "failed"
 RUN_CANCELLED = "cancelled"
-RUN_STATUSES = (RUN_RUNNING, RUN_DONE, RUN_FAILED, RUN_CANCELLED)
-FINAL_STATUSES = (RUN_DONE, RUN_FAILED, RUN_CANCELLED)
+RUN_INTERRUPTED = "interrupted"   # its workbench went away and the host no longer had the run to collect
+RUN_STATUSES = (RUN_RUNNING, RUN_DONE, RUN_FAILED, RUN_CANCELLED, RUN_INTERRUPTED)
+FINAL_STATUSES = (RUN_DONE, RUN_FAILED, RUN_CANCELLED, RUN_INTERRUPTED)
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,42 @@ class RunRecord:
     tags: tuple[str, ...]
     notes: str
     uid: str = ""   # 32 hex digits, the same in every store the run is exported to; last so old call sites work
+
+
+@dataclass(frozen=True)
+class RunOwner:
+    """Which workbench process drives a running run: it holds an flock on `lock` while it does."""
+
+    machine: str   # socket.gethostname() of the workbench
+    pid: int
+    lock: str      # the lock file's path on that machine
+
+
+@dataclass(frozen=True)
+class RemoteRunState:
+    """What a workbench needs to find a run again on its host after the workbench itself went away."""
+
+    run_dir: str
+    agent_pid: int | None = None
+    deadline: float = 0.0          # host uptime (s) at which the host side removes the run by itself
+    expected_end: float = 0.0      # host uptime (s) at which the test should be over
+    interval: float = 1.0
+    # No read offsets: nothing read from the run's files is stored before the run ends, so a re-attach
+    # reads events.jsonl and samples.raw again from offset 0, and no sample is stored twice or missed.
+
+
+@dataclass(frozen=True)
+class AttachableRun:
+    """A run stored as running, with what is known of where it runs and who drives it."""
+
+    id: int
+    uid: str
+    host_name: str
+    test: str
+    parameters: dict[str, Any]
+    started_at: datetime
+    remote: RemoteRunState | None
+    owner: RunOwner | None
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ exactly); non-finite series points and result values, which JSON has no number f
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TextIO
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -38,7 +39,7 @@ def encode_time(stamp: datetime) -> str:
     return stamp.astimezone(timezone.utc).isoformat()
 
 
-def _run_document(session: Session, run: Run) -> dict[str, Any]:
+def run_document(session: Session, run: Run) -> dict[str, Any]:
     facts = session.execute(
         select(FactsSnapshot.taken_at, FactsSnapshot.data).where(FactsSnapshot.run_id == run.id)
         .order_by(FactsSnapshot.id)
@@ -107,7 +108,7 @@ def export_runs(store: Store, run_ids: Iterable[int], comparison_id: int | None 
             run = session.get(Run, run_id)
             if run is None:
                 raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
-            runs.append(_run_document(session, run))
+            runs.append(run_document(session, run))
         document: dict[str, Any] = {"format": DOCUMENT_FORMAT, "version": DOCUMENT_VERSION, "runs": runs}
         if comparison_id is not None:
             comparison = session.get(Comparison, comparison_id)
@@ -119,6 +120,46 @@ def export_runs(store: Store, run_ids: Iterable[int], comparison_id: int | None 
 
 def export_comparison(store: Store, comparison_id: int) -> dict[str, Any]:
     """A saved comparison with all its runs, so it can be reopened in another store."""
+    return export_runs(store, comparison_run_ids(store, comparison_id), comparison_id)
+
+
+def _indented(value: Any, depth: int) -> str:
+    """value as json.dumps(indent=1) writes it `depth` levels down; JSON text holds no raw newline in strings."""
+    return json.dumps(value, ensure_ascii=False, indent=1).replace("\n", "\n" + " " * depth)
+
+
+def write_runs(store: Store, run_ids: Iterable[int], out: TextIO, comparison_id: int | None = None) -> int:
+    """The document export_runs builds, written to out one run at a time (never the whole text in memory).
+
+    The text is byte for byte json.dumps(export_runs(...), ensure_ascii=False, indent=1) + "\n". Every id
+    is checked before the first byte is written. Returns the number of runs written.
+    """
+    ordered = list(dict.fromkeys(run_ids))
+    with store.session() as session:
+        found = set(session.scalars(select(Run.id).where(Run.id.in_(ordered)))) if ordered else set()
+        for run_id in ordered:
+            if run_id not in found:
+                raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
+        comparison = None
+        if comparison_id is not None:
+            row = session.get(Comparison, comparison_id)
+            if row is None:
+                raise NotFound(f"no saved comparison with id {comparison_id}")
+            comparison = _comparison_document(row)
+        out.write(f'{{\n "format": {json.dumps(DOCUMENT_FORMAT)},\n "version": {DOCUMENT_VERSION},\n "runs": [')
+        for i, run_id in enumerate(ordered):
+            run = session.get(Run, run_id)
+            out.write(("," if i else "") + "\n  " + _indented(run_document(session, run), 2))
+            session.expunge(run)   # the identity map would otherwise keep every run exported
+        out.write("\n ]" if ordered else "]")
+        if comparison is not None:
+            out.write(',\n "comparison": ' + _indented(comparison, 1))
+        out.write("\n}\n")
+    return len(ordered)
+
+
+def comparison_run_ids(store: Store, comparison_id: int) -> list[int]:
+    """The ids of a saved comparison's runs in its order; NotFound when it or one of its runs is gone."""
     saved = store.comparisons.get(comparison_id)
     if saved is None:
         raise NotFound(f"no saved comparison with id {comparison_id}")
@@ -129,4 +170,4 @@ def export_comparison(store: Store, comparison_id: int) -> dict[str, Any]:
         raise NotFound(
             f"saved comparison {comparison_id} names {len(missing)} run(s) no longer stored (uid {missing[0]})"
         )
-    return export_runs(store, [ids[uid] for uid in saved.run_uids], comparison_id)
+    return [ids[uid] for uid in saved.run_uids]

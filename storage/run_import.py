@@ -1,10 +1,13 @@
-"""Reading a run document (see storage.run_export) into a store: all checked first, then one transaction."""
+"""Reading a run document (see storage.run_export) into a store, run by run inside one transaction: a
+document that turns out broken half-way is rolled back whole. A file is read piece by piece
+(storage.run_document_reader), so memory follows the largest run, not the document."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TextIO
 
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
@@ -14,11 +17,13 @@ from storage.db import Store
 from storage.errors import StoreError
 from storage.models import Comparison, FactsSnapshot, Result, Run, RunEvent, Series
 from storage.records import RUN_STATUSES, SeriesData
-from storage.run_export import DOCUMENT_FORMAT, DOCUMENT_VERSION, NON_FINITE_NAMES
+from storage.run_document_reader import DocumentReader, DocumentSyntaxError
+from storage.run_export import DOCUMENT_FORMAT, DOCUMENT_VERSION, NON_FINITE_NAMES, run_document
 from storage.runs import clean_tags, event_row, series_row
 
 UID_PATTERN = re.compile(r"[0-9a-f]{32}")
 _TEXT_FIELDS = ("host_name", "test", "agent_version", "engine", "engine_version", "error", "notes")
+MAX_SEQ = 2**31 - 1    # run_events.seq is a 32-bit INTEGER on PostgreSQL
 
 
 class InvalidRunDocument(StoreError, ValueError):
@@ -28,9 +33,11 @@ class InvalidRunDocument(StoreError, ValueError):
 @dataclass(frozen=True)
 class ImportReport:
     imported: list[tuple[str, int]]            # (uid, id in this store)
-    skipped: list[tuple[str, int]]             # (uid, id of the run already stored with that uid)
+    skipped: list[tuple[str, int]]             # (uid, id of the same run, already stored with that uid)
     comparison_id: int | None = None           # the saved comparison re-created (or found) from the document
     comparison_note: str = ""                  # why the document's comparison was not re-created
+    # (uid, id of the stored run): the uid is taken by a run whose content differs; the file's copy was not imported
+    differing: list[tuple[str, int]] = field(default_factory=list)
 
 
 def _fail(where: str, what: str) -> InvalidRunDocument:
@@ -43,11 +50,18 @@ def _get(obj: dict[str, Any], key: str, where: str) -> Any:
     return obj[key]
 
 
-def _text(obj: dict[str, Any], key: str, where: str) -> str:
+def _text(obj: dict[str, Any], key: str, where: str, limit: int | None = None) -> str:
     value = _get(obj, key, where)
     if not isinstance(value, str):
         raise _fail(f"{where}.{key}", f"expected text, got {type(value).__name__}")
+    if limit is not None and len(value) > limit:
+        raise _fail(f"{where}.{key}", f"{len(value)} characters, at most {limit} fit")
     return value
+
+
+def _limit(model: Any, column: str) -> int | None:
+    """The column's declared length: SQLite ignores it, PostgreSQL refuses longer text."""
+    return getattr(model.__table__.c[column].type, "length", None)
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:
@@ -64,7 +78,10 @@ def _list(value: Any, where: str) -> list[Any]:
 
 def _number(value: Any, where: str) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise _fail(where, f"a whole number of {len(str(value))} digits is too large") from None
     if isinstance(value, str) and value in NON_FINITE_NAMES:
         return NON_FINITE_NAMES[value]
     raise _fail(where, f"expected a number, got {value!r}"[:200])
@@ -91,7 +108,7 @@ def _uid(value: Any, where: str) -> str:
 def _parse_run(raw: Any, where: str) -> dict[str, Any]:
     """The run as model fields plus its children, or InvalidRunDocument."""
     raw = _mapping(raw, where)
-    run: dict[str, Any] = {name: _text(raw, name, where) for name in _TEXT_FIELDS}
+    run: dict[str, Any] = {name: _text(raw, name, where, _limit(Run, name)) for name in _TEXT_FIELDS}
     run["uid"] = _uid(_get(raw, "uid", where), f"{where}.uid")
     run["status"] = _text(raw, "status", where)
     if run["status"] not in RUN_STATUSES:
@@ -115,8 +132,10 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
         at = f"{where}.results[{i}]"
         sample = _mapping(sample, at)
         results.append({
-            "test": _text(sample, "test", at), "metric": _text(sample, "metric", at),
-            "value": _number(_get(sample, "value", at), f"{at}.value"), "unit": _text(sample, "unit", at),
+            "test": _text(sample, "test", at, _limit(Result, "test")),
+            "metric": _text(sample, "metric", at, _limit(Result, "metric")),
+            "value": _number(_get(sample, "value", at), f"{at}.value"),
+            "unit": _text(sample, "unit", at, _limit(Result, "unit")),
             "meta": _mapping(_get(sample, "metadata", at), f"{at}.metadata"),
         })
     series = []
@@ -127,8 +146,9 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
         values = [_number(x, f"{at}.values") for x in _list(_get(curve, "values", at), f"{at}.values")]
         if len(t) != len(values):
             raise _fail(at, f"{len(t)} times but {len(values)} values")
-        series.append(SeriesData(_text(curve, "name", at), _text(curve, "device", at), _text(curve, "unit", at),
-                                 t, values))
+        series.append(SeriesData(_text(curve, "name", at, _limit(Series, "name")),
+                                 _text(curve, "device", at, _limit(Series, "device")),
+                                 _text(curve, "unit", at, _limit(Series, "unit")), t, values))
     events = []
     for i, event in enumerate(_list(_get(raw, "events", where), f"{where}.events")):
         at = f"{where}.events[{i}]"
@@ -136,8 +156,10 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
         seq = _get(event, "seq", at)
         if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool)):
             raise _fail(f"{at}.seq", f"expected a whole number or null, got {seq!r}"[:200])
+        if seq is not None and not 0 <= seq <= MAX_SEQ:
+            raise _fail(f"{at}.seq", f"a sequence number is 0 to {MAX_SEQ}, got {seq}"[:200])
         event["t"] = _number(_get(event, "t", at), f"{at}.t")
-        _text(event, "type", at)
+        _text(event, "type", at, _limit(RunEvent, "type"))
         events.append(event)
     return {"run": run, "facts": facts, "results": results, "series": series, "events": events}
 
@@ -159,17 +181,21 @@ def _parse_comparison(raw: Any) -> dict[str, Any]:
     return fields
 
 
-def parse_document(document: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """Check the whole document before anything is written."""
-    document = _mapping(document, "document")
+def _check_header(document: dict[str, Any]) -> None:
     if document.get("format") != DOCUMENT_FORMAT:
         raise _fail("format", f"expected {DOCUMENT_FORMAT!r}, got {document.get('format')!r}"[:200])
     version = document.get("version")
     if version != DOCUMENT_VERSION or isinstance(version, bool):
         raise InvalidRunDocument(
-            f"run document version {version!r} cannot be read by this Benchbay (it reads version "
+            f"run document version {version!r}"[:200] + " cannot be read by this Benchbay (it reads version "
             f"{DOCUMENT_VERSION}); nothing was imported"
         )
+
+
+def parse_document(document: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Check the whole document (already in memory) without writing anything."""
+    document = _mapping(document, "document")
+    _check_header(document)
     runs = [_parse_run(raw, f"runs[{i}]") for i, raw in enumerate(_list(_get(document, "runs", "document"),
                                                                         "runs"))]
     seen: set[str] = set()
@@ -182,35 +208,96 @@ def parse_document(document: Any) -> tuple[list[dict[str, Any]], dict[str, Any] 
     return runs, comparison
 
 
+class _Importer:
+    """Adds runs to one session as they are read; the caller's transaction makes it all or nothing."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.seen: set[str] = set()
+        self.imported: list[tuple[str, int]] = []
+        self.skipped: list[tuple[str, int]] = []
+        self.differing: list[tuple[str, int]] = []
+
+    def add_runs(self, raw_runs: Iterable[Any]) -> None:
+        for index, raw in enumerate(raw_runs):
+            parsed = _parse_run(raw, f"runs[{index}]")
+            uid = parsed["run"]["uid"]
+            if uid in self.seen:
+                raise _fail("runs", f"run {uid} appears twice")
+            self.seen.add(uid)
+            self._add(parsed, raw)
+
+    def _add(self, parsed: dict[str, Any], raw: dict[str, Any]) -> None:
+        session, fields = self.session, parsed["run"]
+        stored = session.scalar(select(Run).where(Run.uid == fields["uid"]))
+        if stored is not None:
+            same = run_document(session, stored) == raw
+            (self.skipped if same else self.differing).append((fields["uid"], stored.id))
+            session.expunge(stored)
+            return
+        run = Run(**fields)
+        session.add(run)
+        session.flush()
+        session.add_all(FactsSnapshot(run_id=run.id, host_name=run.host_name, taken_at=taken_at, data=data)
+                        for taken_at, data in parsed["facts"])
+        if parsed["results"]:
+            session.execute(insert(Result), [{"run_id": run.id, **row} for row in parsed["results"]])
+        if parsed["series"]:
+            session.execute(insert(Series), [series_row(run.id, curve) for curve in parsed["series"]])
+        if parsed["events"]:
+            session.execute(insert(RunEvent), [event_row(run.id, event) for event in parsed["events"]])
+        session.flush()
+        self.imported.append((fields["uid"], run.id))
+        session.expunge_all()   # a large import must not keep every run (and its facts) in the identity map
+
+    def report(self, comparison: dict[str, Any] | None) -> ImportReport:
+        comparison_id, note = _import_comparison(self.session, comparison) if comparison else (None, "")
+        return ImportReport(self.imported, self.skipped, comparison_id, note, self.differing)
+
+
 def import_runs(store: Store, document: Any) -> ImportReport:
     """Add the document's runs that this store does not hold yet (by uid), and its comparison, atomically."""
-    runs, comparison = parse_document(document)
-    imported: list[tuple[str, int]] = []
-    skipped: list[tuple[str, int]] = []
-    comparison_id, comparison_note = None, ""
+    document = _mapping(document, "document")
+    _check_header(document)
+    raw_runs = _list(_get(document, "runs", "document"), "runs")
+    raw_comparison = document.get("comparison")
+    comparison = _parse_comparison(raw_comparison) if raw_comparison is not None else None
     with store.session() as session:
-        uids = [parsed["run"]["uid"] for parsed in runs]
-        stored = dict(session.execute(select(Run.uid, Run.id).where(Run.uid.in_(uids))).all()) if uids else {}
-        for parsed in runs:
-            fields = parsed["run"]
-            if fields["uid"] in stored:
-                skipped.append((fields["uid"], stored[fields["uid"]]))
-                continue
-            run = Run(**fields)
-            session.add(run)
-            session.flush()
-            session.add_all(FactsSnapshot(run_id=run.id, host_name=run.host_name, taken_at=taken_at, data=data)
-                            for taken_at, data in parsed["facts"])
-            if parsed["results"]:
-                session.execute(insert(Result), [{"run_id": run.id, **row} for row in parsed["results"]])
-            if parsed["series"]:
-                session.execute(insert(Series), [series_row(run.id, curve) for curve in parsed["series"]])
-            if parsed["events"]:
-                session.execute(insert(RunEvent), [event_row(run.id, event) for event in parsed["events"]])
-            imported.append((fields["uid"], run.id))
-        if comparison is not None:
-            comparison_id, comparison_note = _import_comparison(session, comparison)
-    return ImportReport(imported, skipped, comparison_id, comparison_note)
+        importer = _Importer(session)
+        importer.add_runs(raw_runs)
+        return importer.report(comparison)
+
+
+def import_file(store: Store, handle: TextIO, name: str) -> ImportReport:
+    """import_runs for a document read from handle piece by piece (a run at a time); name is the file as
+    the user gave it, for messages."""
+    header: dict[str, Any] = {}
+    comparison = None
+    has_runs = False
+    try:
+        with store.session() as session:
+            importer = _Importer(session)
+            for key, value in DocumentReader(handle).members():
+                if key == "runs":
+                    has_runs = True
+                    if isinstance(value, list) or not hasattr(value, "__next__"):
+                        value = _list(value, "runs")
+                    if header.keys() >= {"format", "version"}:
+                        _check_header(header)
+                    importer.add_runs(value)
+                elif key == "comparison":
+                    comparison = _parse_comparison(value) if value is not None else None
+                else:
+                    header[key] = value
+            _check_header(header)
+            if not has_runs:
+                raise _fail("document", "missing 'runs'")
+            return importer.report(comparison)
+    except DocumentSyntaxError as exc:
+        raise InvalidRunDocument(f"{name} is not a Benchbay run document ({exc}); nothing was imported") from None
+    except UnicodeDecodeError:
+        raise InvalidRunDocument(f"{name} is not a Benchbay run document (not UTF-8 text); nothing was imported") \
+            from None
 
 
 def _import_comparison(session: Session, fields: dict[str, Any]) -> tuple[int | None, str]:

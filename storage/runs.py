@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -16,8 +17,11 @@ from storage.models import FactsSnapshot, Result, Run, RunEvent, Series, pack_fl
 from storage.records import (
     FINAL_STATUSES,
     RUN_RUNNING,
+    AttachableRun,
+    RemoteRunState,
     ResultSample,
     RunDetail,
+    RunOwner,
     RunRecord,
     SeriesData,
 )
@@ -44,16 +48,28 @@ def _record(run: Run) -> RunRecord:
     )
 
 
+def _attachable(run: Run) -> AttachableRun:
+    remote = owner = None
+    state = run.remote_state
+    if isinstance(state, dict) and state.get("run_dir"):
+        known = {key: state[key] for key in RemoteRunState.__dataclass_fields__ if state.get(key) is not None}
+        remote = RemoteRunState(**known)
+    if isinstance(run.owner, dict) and {"machine", "pid", "lock"} <= set(run.owner):
+        owner = RunOwner(str(run.owner["machine"]), int(run.owner["pid"]), str(run.owner["lock"]))
+    return AttachableRun(run.id, run.uid, run.host_name, run.test, dict(run.parameters or {}), run.started_at,
+                         remote, owner)
+
+
 def clean_tags(tags: Iterable[str]) -> list[str]:
     """Tags as the user means them: trimmed, no empty ones, each once, in the order given."""
-    cleaned: list[str] = []
+    cleaned: dict[str, None] = {}   # a dict keeps the order and finds a repeat at once (100 k tags)
     for tag in tags:
         if not isinstance(tag, str):
             raise ValueError(f"a tag is text, not {type(tag).__name__}")
         tag = tag.strip()
-        if tag and tag not in cleaned:
-            cleaned.append(tag)
-    return cleaned
+        if tag:
+            cleaned.setdefault(tag)
+    return list(cleaned)
 
 
 def _has_tag(dialect: str, tag: str) -> ColumnElement[bool]:
@@ -123,7 +139,8 @@ class RunRepository:
         return run
 
     def create(
-        self, host_name: str, test: str, parameters: Mapping[str, Any], agent_version: str = ""
+        self, host_name: str, test: str, parameters: Mapping[str, Any], agent_version: str = "",
+        owner: RunOwner | None = None,
     ) -> int:
         with self._session() as session:
             run = Run(
@@ -133,6 +150,7 @@ class RunRepository:
                 parameters=dict(parameters),
                 started_at=utcnow(),
                 agent_version=agent_version,
+                owner=asdict(owner) if owner is not None else None,
             )
             session.add(run)
             session.flush()
@@ -148,11 +166,29 @@ class RunRepository:
             run.status = status
             run.finished_at = utcnow()
             run.error = error
+            run.remote_state = run.owner = None   # only a running run is re-attached to
             # An engine set earlier stays when finish() is called without one (e.g. on cancel).
             if engine:
                 run.engine = engine
             if engine_version:
                 run.engine_version = engine_version
+
+    def set_remote_state(self, run_id: int, state: RemoteRunState) -> None:
+        """Where the run lives on its host, stored as soon as it runs there (for a later re-attach)."""
+        with self._session() as session:
+            self._run(session, run_id).remote_state = _json_safe(asdict(state))
+
+    def set_owner(self, run_id: int, owner: RunOwner | None) -> None:
+        with self._session() as session:
+            self._run(session, run_id).owner = asdict(owner) if owner is not None else None
+
+    def running(self, host: str | None = None) -> list[AttachableRun]:
+        """Runs still stored as running, oldest first, with their remote state and owner."""
+        query = select(Run).where(Run.status == RUN_RUNNING).order_by(Run.started_at, Run.id)
+        if host is not None:
+            query = query.where(Run.host_name == host)
+        with self._session() as session:
+            return [_attachable(run) for run in session.scalars(query)]
 
     def add_facts(self, run_id: int, facts: Mapping[str, Any], taken_at: datetime | None = None) -> None:
         if taken_at is not None and taken_at.tzinfo is None:

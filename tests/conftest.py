@@ -8,5 +8,9 @@ pytest_plugins = [
     "tests.fixtures.sshd",
     "tests.fixtures.postgres",
     "tests.fixtures.postfix",
+    "tests.fixtures.exim",
+    "tests.fixtures.sendmail",
     "tests.fixtures.store",
+    "tests.fixtures.login_users",
+    "tests.fixtures.tmpdirs",
 ]

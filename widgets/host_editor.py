@@ -57,6 +57,9 @@ def validate(spec: HostSpec, *, taken_names: set[str], ssh_aliases: set[str]) ->
             return f"Key file not found: {spec.key_path}", True
     if spec.jump and spec.jump == name:
         return "A host cannot be its own jump host.", True
+    run_dir = spec.run_dir
+    if run_dir and not (run_dir.startswith("/") or run_dir == "~" or run_dir.startswith("~/")):
+        return "The run directory must be an absolute path on the host (or ~/...).", True
     return "", False
 
 
@@ -115,6 +118,11 @@ class HostEditor(QDialog):
 
         self.test_dir_edit = QLineEdit()
         self.test_dir_edit.setPlaceholderText("where disk tests write; blank = a temporary directory")
+        self.run_dir_edit = QLineEdit()
+        self.run_dir_edit.setObjectName("runDirEdit")
+        self.run_dir_edit.setPlaceholderText("blank = $TMPDIR, /tmp or /var/tmp, whichever has room")
+        self.run_dir_edit.setToolTip("Where Benchbay puts the agent and its files first on this host; when it "
+                                     "is full, the next of $TMPDIR, /tmp, /var/tmp is used and the run says so.")
         self.notes_edit = QPlainTextEdit()
         self.notes_edit.setPlaceholderText("rack, customer, anything worth remembering")
         self.notes_edit.setFixedHeight(64)
@@ -130,6 +138,7 @@ class HostEditor(QDialog):
         form.addRow("Key file:", key_holder)
         form.addRow("Jump host:", self.jump_combo)
         form.addRow("Test directory:", self.test_dir_edit)
+        form.addRow("Run directory:", self.run_dir_edit)
         form.addRow("Notes:", self.notes_edit)
         self._key_label = form.labelForField(key_holder)
         self._key_holder = key_holder
@@ -153,7 +162,8 @@ class HostEditor(QDialog):
             self._load(spec)
         self._port_touched = spec is not None
         self.name_edit.textChanged.connect(self._name_changed)  # before _revalidate: it may change the port
-        for edit in (self.name_edit, self.address_edit, self.user_edit, self.key_edit, self.test_dir_edit):
+        for edit in (self.name_edit, self.address_edit, self.user_edit, self.key_edit, self.test_dir_edit,
+                     self.run_dir_edit):
             edit.textChanged.connect(self._revalidate)
         self.port_spin.valueChanged.connect(self._port_changed)
         self.auth_combo.currentIndexChanged.connect(self._revalidate)
@@ -175,6 +185,7 @@ class HostEditor(QDialog):
             key_path=self.key_edit.text().strip() if auth == AUTH_KEY else "",
             jump=self.jump_combo.currentText().strip(),
             test_dir=self.test_dir_edit.text().strip(),
+            run_dir=self.run_dir_edit.text().strip(),
             notes=self.notes_edit.toPlainText().strip(),
             # a password kept in the keyring makes no sense once the host uses keys
             keyring=base.keyring and auth == AUTH_PASSWORD,
@@ -195,6 +206,7 @@ class HostEditor(QDialog):
         self.key_edit.setText(spec.key_path)
         self.jump_combo.setEditText(spec.jump)
         self.test_dir_edit.setText(spec.test_dir)
+        self.run_dir_edit.setText(spec.run_dir)
         self.notes_edit.setPlainText(spec.notes)
 
     def _name_changed(self, text: str) -> None:

@@ -72,6 +72,7 @@ def run_gui(workbench_factory: Callable[[], object], argv: list[str] | None = No
 
     # Ctrl+C in the terminal: Python only sees the signal when the interpreter runs, so wake it up
     signal.signal(signal.SIGINT, lambda *_: app.quit())
+    signal.signal(signal.SIGTERM, lambda *_: app.quit())   # `timeout`, a logout: close as Ctrl+C does
     wake = QTimer()
     wake.timeout.connect(lambda: None)
     wake.start(250)

@@ -5,7 +5,6 @@ status line says what is happening, then where the file is (with a button to ope
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,12 +13,12 @@ from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton, QWidget
 
-from app.atomic_file import write_text_atomically
+from app.atomic_file import atomic_text, write_text_atomically
 from app.compare.table import csv_text
 from app.report.content import ReportOptions, gather
 from app.report.pdf_writer import write_pdf
 from storage.records import SavedComparison
-from storage.run_exchange import ImportReport, InvalidRunDocument, export_runs, import_runs
+from storage.run_exchange import ImportReport, import_file, write_runs
 from widgets.export_dialog import ExportChoice, ExportDialog
 
 if TYPE_CHECKING:
@@ -48,30 +47,32 @@ def write_text(path: str, text: str) -> str:
 
 
 def export_runs_file(store: Any, run_ids: list[int], comparison_id: int | None, path: str) -> tuple[str, int]:
-    document = export_runs(store, run_ids, comparison_id)
-    write_text(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
-    return path, len(document["runs"])
+    """Written run by run (storage.run_export.write_runs): a large export never sits in memory whole."""
+    try:
+        with atomic_text(path) as out:
+            count = write_runs(store, run_ids, out, comparison_id)
+    except OSError as exc:
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return path, count
 
 
 def import_runs_file(store: Any, path: str) -> ImportReport:
+    """Read run by run (storage.run_import.import_file), in one transaction."""
+    if Path(path).is_dir():
+        raise OSError(f"cannot read {path}: it is a directory")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            return import_file(store, handle, Path(path).name)
     except OSError as exc:
         raise OSError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError:
-        raise InvalidRunDocument(f"{Path(path).name} is not a Benchbay run document (not UTF-8 text); "
-                                 "nothing was imported") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidRunDocument(f"{Path(path).name} is not a Benchbay run document (not JSON: {exc.msg} at line "
-                                 f"{exc.lineno}); nothing was imported") from None
-    return import_runs(store, document)
 
 
 def import_message(report: ImportReport) -> str:
     imported, skipped = len(report.imported), len(report.skipped)
     text = f"imported {imported} run{'s' if imported != 1 else ''}, skipped {skipped} already stored"
+    if report.differing:
+        text += (f"; {len(report.differing)} not imported: a different run is stored with the same uid "
+                 f"(run {', '.join(str(run_id) for _uid, run_id in report.differing)} kept)")
     if report.comparison_note:
         text += f"; {report.comparison_note}"
     elif report.comparison_id is not None:

@@ -25,6 +25,7 @@ from app.gui.compare_tab import CompareTab
 from app.gui.host_actions import FactsFlow
 from app.gui.import_dialog import ImportDialog
 from app.gui.live_tab import LiveFeatures
+from app.gui.run_reattach import RunReattacher
 from app.gui.workers import Worker, WorkerPool
 from remote.errors import BenchbayError
 from remote.hostspec import LOCAL_HOST_NAME, HostSpec
@@ -100,6 +101,11 @@ class MainWindow(QMainWindow):
         self.flow.facts_ready.connect(self._on_facts)
         self.pool.job_done.connect(lambda _key: self._update_actions())
         self.refresh()
+        # runs a Benchbay that went away left "running": collected in workers, reported in the status bar
+        self.reattacher = RunReattacher(workbench, self, scan_pool=self.pool)
+        self.reattacher.message.connect(self.show_status)
+        self.reattacher.stored.connect(lambda _outcome: self.reload_runs())
+        self.reattacher.start()
 
     # -- set-up ----------------------------------------------------------------------------------
 
@@ -375,12 +381,13 @@ class MainWindow(QMainWindow):
         if self._closing:
             return self.pool.active_count() == 0
         self._closing = True
+        reattached_stopped = self.reattacher.shutdown(timeout_ms)
         monitors_stopped = self.live.shutdown(timeout_ms)
         self.pool.cancel_all()
-        return self.pool.wait(timeout_ms) and monitors_stopped
+        return self.pool.wait(timeout_ms) and monitors_stopped and reattached_stopped
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.pool.active_count() or self.live.live.busy_hosts():
+        if self.pool.active_count() or self.live.live.busy_hosts() or self.reattacher.pool.active_count():
             self.show_status("Waiting for background work to stop…")
             self.hide()
         self.shutdown()

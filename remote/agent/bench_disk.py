@@ -5,10 +5,11 @@ by every job, removed afterwards whatever happens (registered with ctx before it
 finally). Each job is one phase; results are disk/<job>.<quantity>.
 """
 import os
-from typing import Any, Dict, List, Optional  # noqa: F401 - List in a type comment
+from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - List in a type comment
 
 from . import disk_builtin, disk_fio
-from .disk_file import check_path, o_direct_supported, prepare_file, remove_file
+from .disk_file import check_path, o_direct_supported, prepare_file, remove_file, unique_file_name
+from .disk_place import MEMORY_FS, mount_of, resolve
 from .disk_readahead import ReadAhead
 
 MIB = 1 << 20
@@ -22,7 +23,7 @@ PRESETS = {
              "tests": list(ALL_TESTS)},
 }
 DEFAULTS = {"test_dir": "", "direct": True, "engine": "auto", "sync_mode": "fdatasync",
-            "readahead_kb": [16, 128, 1024, 4096]}
+            "readahead_kb": [16, 128, 1024, 4096], "allow_system_dir": False}
 KNOWN = {"preset"} | set(PRESETS["quick"]) | set(DEFAULTS)
 # test name -> (job name, label, rw, bs); sync for writes comes from sync_mode
 SIMPLE = {
@@ -97,6 +98,7 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     out["runtime"] = _number(merged["runtime"], "runtime", 0.1, 24 * 3600.0)
     out["warmup"] = _number(merged["warmup"], "warmup", 0.0, 3600.0)
     out["direct"] = _bool(merged["direct"], "direct")
+    out["allow_system_dir"] = _bool(merged["allow_system_dir"], "allow_system_dir")
     if merged["engine"] not in ("auto", "fio", "builtin"):
         raise ValueError("disk: engine must be auto, fio or builtin, not {!r}".format(merged["engine"]))
     out["engine"] = merged["engine"]
@@ -164,21 +166,6 @@ def _ram_bytes() -> int:
     return 0
 
 
-def _fstype(directory: str) -> str:
-    best, fstype = "", ""
-    try:
-        with open("/proc/mounts") as handle:
-            for line in handle:
-                fields = line.split()
-                if len(fields) >= 3:
-                    mount = fields[1].replace("\\040", " ")
-                    if (directory == mount or directory.startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
-                        best, fstype = mount, fields[2]
-    except OSError:
-        pass
-    return fstype
-
-
 def _engine(params: Dict[str, Any]) -> Any:
     if params["engine"] == "builtin":
         return disk_builtin
@@ -188,16 +175,37 @@ def _engine(params: Dict[str, Any]) -> Any:
     return disk_fio if version else disk_builtin
 
 
+def _place(ctx: Any, params: Dict[str, Any]) -> Tuple[str, str, str]:
+    """(resolved test dir, its filesystem type, the test file's path); says so in the events."""
+    requested = params["test_dir"] or ctx.run_dir
+    if params["test_dir"]:
+        test_dir, fstype, problem = resolve(requested, params["allow_system_dir"])
+    else:  # the run's own directory
+        test_dir, problem = os.path.realpath(requested), None
+        fstype = mount_of(test_dir)[1]
+    path = check_path(os.path.join(test_dir, unique_file_name()), test_dir)
+    ctx.emit("test_file", path=path, test_dir=test_dir, requested=requested, fstype=fstype or "unknown")
+    if problem:
+        ctx.warning("test_dir {} is {}: used because allow_system_dir=true".format(test_dir, problem))
+    elif test_dir != requested.rstrip("/"):
+        ctx.warning("test_dir {} leads to {} ({}): the test file goes there".format(
+            requested, test_dir, fstype or "unknown filesystem"))
+    return test_dir, fstype, path
+
+
 def run(ctx: Any, params: Dict[str, Any]) -> None:
-    test_dir = os.path.realpath(params["test_dir"] or ctx.run_dir)
-    path = check_path(os.path.join(test_dir, "benchbay-disk-{}.dat".format(os.getpid())), test_dir)
+    test_dir, fstype, path = _place(ctx, params)
     engine = _engine(params)
     todo = jobs(params, path)
     direct = params["direct"]
-    if direct and not o_direct_supported(test_dir):
+    if fstype in MEMORY_FS:
+        direct = False   # tmpfs takes O_DIRECT since Linux 6.6, but it is still RAM
+        ctx.warning("{} is on {}, in memory: the results measure RAM, not a disk; they are labelled "
+                    "cached".format(test_dir, fstype))
+    elif direct and not o_direct_supported(test_dir):
         direct = False
         ctx.warning("O_DIRECT is not supported in {} ({}): results are labelled cached, they measure the page "
-                    "cache".format(test_dir, _fstype(test_dir) or "unknown filesystem"))
+                    "cache".format(test_dir, fstype or "unknown filesystem"))
     elif not direct and params["file_size"] < _ram_bytes():
         ctx.warning("the test file ({} MiB) is smaller than RAM and direct I/O is off: the page cache is measured, "
                     "not the disk".format(params["file_size"] >> 20))
@@ -209,7 +217,7 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
             todo = [job for job in todo if "readahead_kb" not in job]
         else:
             ctx.add_cleanup_callback(readahead.restore)  # also on cancel and on the deadline
-    meta_common = {"test_dir": test_dir, "fstype": _fstype(test_dir), "file_size": params["file_size"],
+    meta_common = {"test_dir": test_dir, "test_file": path, "fstype": fstype, "file_size": params["file_size"],
                    "runtime": params["runtime"], "warmup": params["warmup"]}
     try:
         with ctx.phase("prepare", "Writing the test file"):

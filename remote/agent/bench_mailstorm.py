@@ -6,6 +6,8 @@ Every message carries "X-Benchbay-Run: <run id>".
 
 Phases: "storm" (the messages; accepts per second as progress) and "drain" (the MTA's queue polled,
 never faster than every 5 s, until it is back to where it was before the storm or drain_timeout).
+A queue that cannot be read before the storm (Exim's, for a user who is not an Exim admin) gives one
+warning with the tool's reason, and no drain phase.
 Markers for the live graphs: "Storm start", "Last accept" (written once the storm is over, at the
 time of the last accept) and "Queue drained" (the poll that found it drained).
 When nothing listens on the server: a synthetic queue storm on the test directory, every result
@@ -165,6 +167,7 @@ class _QueuePoller:
         self.series = []  # type: List[List[float]]
         self.last = None  # type: Optional[float]
         self.start = time.monotonic()
+        self.why = ""
 
     def due(self) -> bool:
         return bool(self.tool) and (self.last is None or time.monotonic() - self.last >= self.every)
@@ -174,7 +177,7 @@ class _QueuePoller:
 
     def poll(self) -> Optional[int]:
         self.last = time.monotonic()
-        value = mail_queue.depth(self.tool, self.ctx.popen)
+        value, self.why = mail_queue.depth_or_why(self.tool, self.ctx.popen)
         if value is not None:
             self.series.append([round(self.last - self.start, 3), value])
         return value
@@ -207,6 +210,10 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
         ctx.warning("mailstorm: no postqueue, exim or mailq here: queue depth and drain time are not measured")
     poller = _QueuePoller(ctx, mta["queue_tool"], params["queue_poll"])
     before = poller.poll() if poller.tool else None
+    if poller.tool and before is None:
+        # a queue that cannot be read now will not be readable after the storm: no drain wait for nothing
+        ctx.warning("mailstorm: {}: queue depth and drain time are not measured".format(poller.why))
+        poller.tool = ""
     workers = params["concurrency"]
     stop = threading.Event()
     total = mail_smtp.Stats()

@@ -148,3 +148,31 @@ def _kill_group(proc: "subprocess.Popen") -> None:
     except OSError:
         with contextlib.suppress(OSError):
             proc.kill()
+
+
+# -- a full disk ------------------------------------------------------------------------------------
+
+NO_SPACE_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+def no_space_error(exc: BaseException) -> Optional[OSError]:
+    """The ENOSPC/EDQUOT OSError behind `exc` (itself, or what it was raised from), else None."""
+    seen = 0
+    current = exc  # type: Optional[BaseException]
+    while current is not None and seen < 10:
+        if isinstance(current, OSError) and current.errno in NO_SPACE_ERRNOS:
+            return current
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return None
+
+
+def no_space_message(exc: BaseException, default_dir: str) -> Optional[str]:
+    """'no space left on device in DIR while writing FILE' for a full disk, else None."""
+    found = no_space_error(exc)
+    if found is None:
+        return None
+    reason = "no space left on device" if found.errno == errno.ENOSPC else "disk quota exceeded"
+    path = found.filename if isinstance(found.filename, str) else ""
+    directory = os.path.dirname(os.path.abspath(path)) if path else default_dir
+    return "{} in {} while writing {}".format(reason, directory, os.path.basename(path) if path else "a file")

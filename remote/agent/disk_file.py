@@ -2,8 +2,11 @@
 
 Safety rules (issue 4): never write to a block device or anything that is not a regular file inside
 the test directory; check free space before writing one byte; the file is registered for removal
-before it is created, so a cancel at any moment leaves nothing behind.
+as soon as it is created, so a cancel at any moment leaves nothing behind. The file is created with
+O_EXCL and only a file this process created (same device and inode) is ever removed: a file that was
+there before, or was put in its place, is left alone.
 """
+import binascii
 import contextlib
 import errno
 import mmap
@@ -12,11 +15,15 @@ import stat
 import struct
 import tempfile
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional, Tuple  # noqa: F401 - in a type comment
 
 CHUNK = 4 << 20       # bytes per write while preparing: large sequential writes are fast
 STAMP_EVERY = 4096    # a counter every 4 KiB: no two blocks alike, nothing deduplicates or compresses away
 MARGIN = 16 << 20     # free space left over after the file: do not fill a filesystem to the last byte
+
+# path -> (st_dev, st_ino, an open descriptor) of files we created; the descriptor keeps the inode
+# from being freed and its number given to a file someone puts in place of ours
+_created = {}  # type: Dict[str, Tuple[int, int, int]]
 
 
 class DiskFileError(ValueError):
@@ -59,6 +66,11 @@ def check_space(path: str, size: int) -> None:
                                             free, free >> 20))
 
 
+def unique_file_name() -> str:
+    """An unpredictable name: nobody can prepare a file or a link under it in advance."""
+    return "benchbay-disk-{}.dat".format(binascii.hexlify(os.urandom(8)).decode("ascii"))
+
+
 def fill_pattern(size: int) -> bytearray:
     return bytearray(os.urandom(size))
 
@@ -67,21 +79,26 @@ def prepare_file(path: str, size: int, ctx: Any = None, test_dir: Optional[str] 
                  on_progress: Optional[Callable[[float], None]] = None) -> str:
     """Write `size` bytes of real data to `path` (inside test_dir, default its directory), fsync it.
 
-    Returns the absolute path. Raises DiskFileError before writing when refused; Cancelled (from ctx)
-    while writing when the run stops. The file is registered with ctx for removal before it exists.
+    Returns the absolute path. Raises DiskFileError before writing when refused (also when the path
+    exists: it is not ours); Cancelled (from ctx) while writing when the run stops. The file is
+    registered with ctx for removal right after it is created, before anything can be stopped.
     """
     if size <= 0:
         raise DiskFileError("file size must be positive, not {}".format(size))
     full = check_path(path, test_dir or os.path.dirname(os.path.abspath(path)))
+    if os.path.lexists(full):
+        raise DiskFileError("refusing {}: it already exists and this run did not create it".format(full))
     check_space(full, size)
-    if ctx is not None:
-        ctx.add_cleanup_path(full)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(full, flags, 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(full, flags, 0o600)
+    except FileExistsError:  # appeared since the look above: still not ours
+        raise DiskFileError("refusing {}: it already exists and this run did not create it".format(full)) from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):  # raced with something: still never a device
-            raise DiskFileError("refusing {}: not a regular file".format(full))
+        _created[full] = (st.st_dev, st.st_ino, os.dup(fd))
+        if ctx is not None:
+            ctx.add_cleanup_callback(lambda: remove_file(full))
         block = fill_pattern(CHUNK)
         written, counter, last_progress = 0, 0, time.monotonic()
         while written < size:
@@ -106,8 +123,19 @@ def prepare_file(path: str, size: int, ctx: Any = None, test_dir: Optional[str] 
 
 
 def remove_file(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+    """Remove the test file at `path` if this process created it and it is still that file."""
+    identity = _created.pop(path, None)
+    if identity is None:
+        return
+    dev, ino, keep = identity
+    try:
+        st = os.lstat(path)
+        if (st.st_dev, st.st_ino) == (dev, ino):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(keep)
 
 
 def o_direct_supported(directory: str) -> bool:
@@ -140,4 +168,5 @@ def o_direct_supported(directory: str) -> bool:
     finally:
         if fd >= 0:
             os.close(fd)
-        remove_file(probe)
+        with contextlib.suppress(FileNotFoundError):  # mkstemp made it (O_EXCL): it is ours
+            os.unlink(probe)

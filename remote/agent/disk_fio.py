@@ -3,8 +3,15 @@
 psync with iodepth 1 whatever `direct` is, so fio and the built-in engine do the same thing and can be
 compared. Latencies: fio's completion latency (clat) percentiles; for fdatasync jobs fio times the
 fdatasync separately (not in clat), which the flags say.
+
+fio reads ':' in --filename as a list separator and cuts an option at ';' or '#', escapes or not: it
+runs inside the test directory and gets the file's own name, which we choose (letters, digits, . - _).
+JSON fields by fio version: bw_bytes (B/s) since 3.2, bw (KiB/s) always; clat_ns since 3.0, clat (µs)
+before.
 """
 import json
+import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -28,9 +35,17 @@ def available() -> Optional[str]:
     return text or None
 
 
+SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
 def command(job: Dict[str, Any], direct: bool) -> List[str]:
+    """fio's argv; it runs in the file's directory (see fio_cwd) and names the file relative to it."""
+    name = os.path.basename(job["file"])
+    if not SAFE_NAME.match(name):
+        raise ValueError("fio cannot be given the file name {!r}: only letters, digits, '.', '-' and '_' "
+                         "pass its option parser unchanged".format(name))
     argv = [
-        "fio", "--output-format=json", "--name=" + job["name"], "--filename=" + job["file"],
+        "fio", "--output-format=json", "--name=" + job["name"], "--filename=" + name,
         "--rw=" + job["rw"], "--bs={}".format(int(job["bs"])), "--size={}".format(int(job["size"])),
         "--numjobs={}".format(int(job["workers"])), "--group_reporting", "--ioengine=psync", "--iodepth=1",
         "--direct={}".format(1 if direct else 0), "--time_based", "--runtime={}ms".format(_ms(job["runtime"])),
@@ -47,6 +62,10 @@ def command(job: Dict[str, Any], direct: bool) -> List[str]:
     return argv
 
 
+def fio_cwd(job: Dict[str, Any]) -> str:
+    return os.path.dirname(os.path.abspath(job["file"]))
+
+
 def _ms(seconds: Any) -> int:
     return max(int(round(float(seconds) * 1000)), 1)
 
@@ -57,9 +76,9 @@ def run_job(job: Dict[str, Any], ctx: Any = None, direct: Optional[bool] = None)
     total = float(job["warmup"]) + float(job["runtime"])
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         if ctx is not None:
-            proc = ctx.popen(argv, stdout=out, stderr=err)
+            proc = ctx.popen(argv, stdout=out, stderr=err, cwd=fio_cwd(job))
         else:
-            proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=fio_cwd(job))
         started = time.monotonic()
         try:
             while proc.poll() is None:
@@ -89,22 +108,33 @@ def parse(job: Dict[str, Any], stdout: str, direct: bool, flags: str) -> Dict[st
     doc = json.loads(stdout[start:])
     fio_job = doc["jobs"][0]
     side = fio_job["write"] if job["rw"] in ("write", "randwrite") else fio_job["read"]
-    clat = side.get("clat_ns") or side.get("lat_ns") or {}
+    clat, per_ms = side.get("clat_ns") or side.get("lat_ns"), 1e6
+    if not clat:  # fio < 3.0: microseconds
+        clat, per_ms = side.get("clat") or side.get("lat") or {}, 1e3
     pct = clat.get("percentile") or {}
 
     def at(p: str) -> float:
         for key, value in pct.items():
             if abs(float(key) - float(p)) < 1e-6:
-                return round(float(value) / 1e6, 6)
+                return round(float(value) / per_ms, 6)
         return 0.0
 
     runtime_ms = float(side.get("runtime") or 0)
+    iops = float(side.get("iops") or 0.0)
+    total_ios = side.get("total_ios")
     return {
-        "name": job["name"], "iops": float(side.get("iops") or 0.0),
-        "mbps": float(side.get("bw_bytes") or 0.0) / 1e6, "ios": int(side.get("total_ios") or 0),
+        "name": job["name"], "iops": iops, "mbps": bytes_per_second(side) / 1e6,
+        "ios": int(total_ios) if total_ios is not None else int(round(iops * runtime_ms / 1000.0)),
         "seconds": runtime_ms / 1000.0,  # group_reporting: the longest job's runtime
-        "lat": {"mean": round(float(clat.get("mean") or 0.0) / 1e6, 6), "p50": at("50"), "p95": at("95"),
+        "lat": {"mean": round(float(clat.get("mean") or 0.0) / per_ms, 6), "p50": at("50"), "p95": at("95"),
                 "p99": at("99"), "p99.9": at("99.9")},
         "engine": ENGINE, "engine_version": str(doc.get("fio version") or available() or "fio"),
         "flags": flags, "direct": direct, "sync": job.get("sync", "none"),
     }
+
+
+def bytes_per_second(side: Dict[str, Any]) -> float:
+    """Bandwidth in B/s: bw_bytes where fio has it (3.2+), else bw, which fio gives in KiB/s."""
+    if side.get("bw_bytes") is not None:
+        return float(side["bw_bytes"])
+    return float(side.get("bw") or 0.0) * 1024.0

@@ -1,7 +1,9 @@
 """The host's MTA as the mail storm sees it: type and version, queue depth, queue directory and filesystem.
 
-Queue depth: `postqueue -j` (one JSON line per message), `exim -bpc` (a count) or `mailq` (lines that
-start with a queue id), whichever exists. Commands that are missing or fail give None, never an error.
+Queue depth: `postqueue -j` (one JSON line per message), `exim -bpc` (a count) or `mailq` (Sendmail's
+"Total requests", else the lines that start with a queue id), whichever exists. Commands that are missing
+or fail give None and the reason (depth_or_why), never an error: Exim, for one, shows its queue only to
+admin users.
 """
 import os
 import re
@@ -12,6 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in
 COMMAND_TIMEOUT = 30.0
 SBIN = ("/usr/sbin", "/usr/local/sbin", "/sbin")
 _MAILQ_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{5,}[*!]?\s")
+_MAILQ_TOTAL = re.compile(r"^\s*Total requests:\s*(\d+)\s*$", re.M)   # Sendmail
 
 
 def which(name: str) -> Optional[str]:
@@ -25,22 +28,28 @@ def which(name: str) -> Optional[str]:
     return None
 
 
-def _output(argv: List[str], popen: Any = None) -> Optional[str]:
-    """stdout of argv, or None when it cannot run, fails or takes too long."""
+def _run(argv: List[str], popen: Any = None) -> Tuple[Optional[str], str]:
+    """(stdout, "") of argv, or (None, why) when it cannot run, fails or takes too long."""
     runner = popen or subprocess.Popen
     try:
-        proc = runner(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
+        proc = runner(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
     try:
-        out, _ = proc.communicate(timeout=COMMAND_TIMEOUT)
+        out, err = proc.communicate(timeout=COMMAND_TIMEOUT)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        return None
+        return None, "no answer within {:g} s".format(COMMAND_TIMEOUT)
     if proc.returncode != 0:
-        return None
-    return out.decode("utf-8", "replace")
+        lines = [line.strip() for line in (err or b"").decode("utf-8", "replace").splitlines() if line.strip()]
+        return None, lines[0][:200] if lines else "exit status {}".format(proc.returncode)
+    return out.decode("utf-8", "replace"), ""
+
+
+def _output(argv: List[str], popen: Any = None) -> Optional[str]:
+    """stdout of argv, or None when it cannot run, fails or takes too long."""
+    return _run(argv, popen)[0]
 
 
 def detect() -> Dict[str, Any]:
@@ -79,29 +88,52 @@ def detect() -> Dict[str, Any]:
 
 
 def count_mailq(text: str) -> int:
+    """Messages in `mailq` output: Sendmail's last "Total requests: N", else the lines that start a message."""
+    totals = _MAILQ_TOTAL.findall(text)
+    if totals:
+        return int(totals[-1])
     if "is empty" in text.lower():
         return 0
     return sum(1 for line in text.splitlines() if _MAILQ_ID.match(line))
 
 
-def depth(tool: str, popen: Any = None) -> Optional[int]:
-    """Messages in the queue now, or None when the tool is missing or fails."""
+def _queue_argv(tool: str) -> Optional[List[str]]:
     if tool == "postqueue -j":
         path = which("postqueue")
-        out = _output([path, "-j"], popen) if path else None
-        return None if out is None else sum(1 for line in out.splitlines() if line.strip())
+        return [path, "-j"] if path else None
     if tool.endswith(" -bpc"):
         path = which(tool.split()[0])
-        out = _output([path, "-bpc"], popen) if path else None
-        try:
-            return None if out is None else int(out.strip() or "0")
-        except ValueError:
-            return None
+        return [path, "-bpc"] if path else None
     if tool == "mailq":
         path = which("mailq")
-        out = _output([path], popen) if path else None
-        return None if out is None else count_mailq(out)
+        return [path] if path else None
     return None
+
+
+def depth_or_why(tool: str, popen: Any = None) -> Tuple[Optional[int], str]:
+    """(messages in the queue now, ""), or (None, why the tool gave no count)."""
+    argv = _queue_argv(tool)
+    if argv is None:
+        return None, "{} is not installed".format(tool.split()[0] or "a queue tool")
+    out, why = _run(argv, popen)
+    if out is None:
+        if tool.endswith(" -bpc") and "permission denied" in why.lower():
+            why += " (Exim shows its queue only to admin users: root, or a user in Exim's group, " \
+                   "Debian-exim on Debian)"
+        return None, "{}: {}".format(tool, why)
+    if tool == "postqueue -j":
+        return sum(1 for line in out.splitlines() if line.strip()), ""
+    if tool == "mailq":
+        return count_mailq(out), ""
+    try:
+        return int(out.strip() or "0"), ""
+    except ValueError:
+        return None, "{}: not a count: {!r}".format(tool, out.strip()[:80])
+
+
+def depth(tool: str, popen: Any = None) -> Optional[int]:
+    """Messages in the queue now, or None when the tool is missing or fails."""
+    return depth_or_why(tool, popen)[0]
 
 
 def filesystem(path: str) -> Dict[str, Any]:

@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
+from . import process_tree
+
 EVENTS_FILE = "events.jsonl"
 
 
@@ -62,6 +64,7 @@ class RunContext:
         self._paths = []  # type: List[str]
         self._children = []  # type: List[subprocess.Popen]
         self._callbacks = []  # type: List[Callable[[], None]]
+        self._owns_tree = False  # True in the agent's run: every process below us belongs to the run
 
     # -- events ------------------------------------------------------------------------------------
 
@@ -102,12 +105,33 @@ class RunContext:
 
     # -- stopping ----------------------------------------------------------------------------------
 
+    def own_process_tree(self, run_dir: str) -> bool:
+        """The agent's run: mark what we start and adopt orphans, so a stop kills all of it.
+
+        Returns whether this kernel lets us adopt orphans (the mark works without it).
+        """
+        process_tree.mark_environment(run_dir)
+        self._owns_tree = True
+        return process_tree.become_subreaper()
+
     def request_stop(self, reason: str) -> None:
         with self._lock:
-            if not self.stop_reason:
+            first = not self.stop_reason
+            if first:
                 self.stop_reason = reason
         self._stop.set()
         self.kill_children()
+        if first:  # only once: later calls (the watchdog repeats them) must spare the cleanup's own tools
+            self.kill_run_processes()
+
+    def kill_run_processes(self) -> None:
+        """Everything the run started, also processes that left our group (fio's jobs call setsid)."""
+        if not self._owns_tree:
+            return
+        survivors = process_tree.kill_run_processes()
+        if survivors:
+            self.warning("could not kill process(es) {}: check the host".format(
+                ", ".join(str(p) for p in sorted(survivors))))
 
     @property
     def stopping(self) -> bool:
@@ -154,6 +178,7 @@ class RunContext:
     def cleanup(self) -> List[str]:
         """Kill children and remove the registered paths; returns what could not be removed."""
         self.kill_children()
+        self.kill_run_processes()
         with self._lock:
             paths, self._paths = list(reversed(self._paths)), []
             callbacks, self._callbacks = list(reversed(self._callbacks)), []
@@ -163,6 +188,8 @@ class RunContext:
                 callback()
             except Exception as exc:  # one failed undo must not keep the files from being removed
                 failed.append("{}: {}".format(getattr(callback, "__qualname__", callback), exc))
+        if callbacks:
+            self.kill_run_processes()   # whatever an undo step left running
         for path in paths:
             try:
                 if os.path.isdir(path) and not os.path.islink(path):

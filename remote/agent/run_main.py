@@ -16,7 +16,7 @@ import time
 from typing import Any, Dict, Optional
 
 from . import AGENT_VERSION, benches
-from .common import one_line
+from .common import no_space_error, no_space_message, one_line
 from .run_context import EVENTS_FILE, Cancelled, EventWriter, RunContext
 from .run_secrets import check_spec_params, read_secrets
 
@@ -29,6 +29,8 @@ WATCH_TICK = 0.2          # seconds between looks at signals
 WATCH_FILES_EVERY = 1.0   # seconds between looks at RUN/cancel and RUN/deadline
 ORPHAN_GRACE = 5.0        # seconds the test gets to stop before the watchdog removes RUN anyway
 EXIT_ORPHANED = 3
+RESERVE_FILE = ".agent-reserve"   # freed on a full disk, so the last events can still be written
+RESERVE_BYTES = 64 * 1024
 
 
 def host_uptime() -> Optional[float]:
@@ -105,6 +107,44 @@ class Watchdog(threading.Thread):
             os._exit(EXIT_ORPHANED)
 
 
+class NamedEventWriter(EventWriter):
+    """An EventWriter whose write errors name its file (os.write on a descriptor names none)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+    def emit(self, event_type: str, **data: Any) -> Dict[str, Any]:
+        try:
+            return super().emit(event_type, **data)
+        except OSError as exc:
+            if exc.filename is None:
+                exc.filename = self.path
+            raise
+
+
+def _reserve_space(run_dir: str) -> None:
+    # already full: the run fails soon, and says so if it can
+    with contextlib.suppress(OSError), open(os.path.join(run_dir, RESERVE_FILE), "wb") as handle:
+        handle.write(b"\0" * RESERVE_BYTES)
+
+
+def _release_space(run_dir: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(run_dir, RESERVE_FILE))
+
+
+def _emit_last(ctx: RunContext, event_type: str, **data: Any) -> None:
+    """The events that end a run: on a full disk, free the reserve and try once more."""
+    try:
+        ctx.emit(event_type, **data)
+    except OSError as exc:
+        if no_space_error(exc) is None:
+            raise
+        _release_space(ctx.run_dir)
+        ctx.emit(event_type, **data)
+
+
 def _become_group_leader() -> None:
     """Our own session: the workbench stops us and our children with one `kill -- -PID`."""
     with contextlib.suppress(OSError):  # EPERM: already a session leader
@@ -139,10 +179,12 @@ def _facts(ctx: RunContext, params: Dict[str, Any]) -> None:
 def run(run_dir: str) -> int:
     run_dir = os.path.abspath(run_dir)
     _become_group_leader()
-    os.chdir(run_dir)
+    os.chdir(run_dir)   # stay here: the workbench's last-resort kill recognises the agent by this cwd
     _write_pid(run_dir)
-    writer = EventWriter(os.path.join(run_dir, EVENTS_FILE))
+    writer = NamedEventWriter(os.path.join(run_dir, EVENTS_FILE))
+    _reserve_space(run_dir)
     ctx = RunContext(writer, run_dir, {})
+    ctx.own_process_tree(run_dir)   # before any child starts: each inherits the mark
     watchdog = Watchdog(ctx, run_dir)
     watchdog.install_signal_handlers()
     watchdog.start()
@@ -172,10 +214,14 @@ def run(run_dir: str) -> int:
         status = "cancelled"
     except Exception as exc:  # the test failed: say why, clean up, and still end with "done"
         status, error = "failed", one_line("{}: {}".format(type(exc).__name__, exc))
+        full = no_space_message(exc, run_dir)
+        if full:  # one plain line, and room to write it
+            error = full
+            _release_space(run_dir)
         if ctx.stopping:
             status, error = "cancelled", ""
         else:
-            ctx.emit("error", message=error)
+            _emit_last(ctx, "error", message=error)
     finally:
         leftovers = ctx.cleanup()
     if ctx.stop_reason == "deadline":
@@ -183,6 +229,6 @@ def run(run_dir: str) -> int:
         watchdog.orphan_exit()
     if leftovers:
         ctx.warning("could not remove: " + "; ".join(leftovers))
-    ctx.emit("done", status=status, error=error)
+    _emit_last(ctx, "done", status=status, error=error)
     writer.close()
     return 0

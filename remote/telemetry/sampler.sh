@@ -26,6 +26,21 @@ nl='
 trap 'exit 0' TERM INT
 trap '' HUP
 
+# A full disk must not stop the sampler silently: 4 KB set aside now are freed to write why it stopped.
+reserve=$run/.sampler-reserve
+nospace() {
+    rm -f "$reserve"
+    _av=$(df -Pk "$run" 2>/dev/null | awk 'NR > 1 {print $4}')
+    case $_av in '' | *[!0-9]*) _av=64 ;; esac
+    if [ "$_av" -lt 64 ]; then
+        echo "no space left in $run; telemetry stopped" >&2
+    else
+        echo "could not write $run/samples.raw; telemetry stopped" >&2
+    fi
+    exit 1
+}
+printf '%4096s' '' 2>/dev/null >"$reserve" || nospace
+
 # Seconds with up to two decimals ("1046.65", "0.5", "300") -> centiseconds in $cs; fails on anything else.
 # The leading 1 keeps a fraction like 05 from being read as octal.
 to_cs() {
@@ -127,11 +142,11 @@ header() {
 loop_posix() {
     set --
     for _f in uptime diskstats stat loadavg meminfo; do
-        printf '@%s\n' "$_f" >"$run/.m-$_f" || exit 1
+        printf '@%s\n' "$_f" 2>/dev/null >"$run/.m-$_f" || nospace
         set -- "$@" "$run/.m-$_f" "/proc/$_f"
     done
     for _p in $psi; do
-        printf '@psi-%s\n' "$_p" >"$run/.m-psi-$_p" || exit 1
+        printf '@psi-%s\n' "$_p" 2>/dev/null >"$run/.m-psi-$_p" || nospace
         set -- "$@" "$run/.m-psi-$_p" "/proc/pressure/$_p"
     done
     seq=0
@@ -142,9 +157,7 @@ loop_posix() {
         now=$cs
         check_stop "${up%%.*}"
         seq=$((seq + 1))
-        printf '@tick %s\n' "$seq"
-        cat "$@"
-        printf '@end %s\n' "$seq"
+        { printf '@tick %s\n' "$seq" && cat "$@" && printf '@end %s\n' "$seq"; } 2>/dev/null || nospace
         [ -n "$next" ] || next=$now
         next=$((next + ivcs))
         d=$((next - now))
@@ -159,7 +172,7 @@ loop_posix() {
 }
 
 if [ "$mode" = posix ] || [ -z "$BASH_VERSION" ] || [ "${BASH_VERSINFO:-0}" -lt 4 ]; then
-    header sh
+    header sh 2>/dev/null || nospace
     loop_posix
     exit 0
 fi
@@ -173,7 +186,7 @@ fi
 # The schedule is absolute (start + k * interval), in microseconds from EPOCHREALTIME (bash 5), else in
 # hundredths from /proc/uptime; late by a whole interval (suspended, clock jump): start again from now.
 
-header "bash $BASH_VERSION"
+header "bash $BASH_VERSION" 2>/dev/null || nospace
 if mkfifo -m 600 "$run/.nap.$$" 2>/dev/null && exec 4<>"$run/.nap.$$"; then
     rm -f "$run/.nap.$$"
     nap() { read -r -t "$1" -u 4 _; }
@@ -210,7 +223,7 @@ while :; do
     ((${up%%.*} > deadline)) && expire
     read_rest
     ((seq += 1))
-    printf %s "write_tick@end $seq$nl"
+    printf %s "write_tick@end $seq$nl" 2>/dev/null || nospace
     if ((unit == 100)); then
         to_cs "${up%% *}" || cs=0
         now=$cs

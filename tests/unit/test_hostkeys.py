@@ -190,12 +190,14 @@ def test_policy_and_load_into(known: KnownHosts) -> None:
 def test_preferred_key_types_follow_trust(known: KnownHosts) -> None:
     assert known.preferred_key_types(HOST) == []
     known.add(HOST, paramiko.RSAKey.generate(1024))
-    assert known.preferred_key_types(HOST) == ["rsa-sha2-512", "rsa-sha2-256"]
+    # As ssh orders them: the certificate form of a trusted key type first, then the plain one.
+    rsa = ["rsa-sha2-512-cert-v01@openssh.com", "rsa-sha2-256-cert-v01@openssh.com", "rsa-sha2-512", "rsa-sha2-256"]
+    assert known.preferred_key_types(HOST) == rsa
     left, right = socket.socketpair()
     try:
         transport = paramiko.Transport(left)
         prefer_key_types(transport, known.preferred_key_types(HOST))
-        assert list(transport.get_security_options().key_types)[:2] == ["rsa-sha2-512", "rsa-sha2-256"]
+        assert list(transport.get_security_options().key_types)[:4] == rsa
         assert "ssh-ed25519" in transport.get_security_options().key_types
     finally:
         left.close()

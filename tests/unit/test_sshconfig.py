@@ -32,9 +32,6 @@ Host "quoted name"
 Host noproxy
     ProxyJump none
 
-Host badport
-    Port seventy
-
 Host *
     IdentityFile ~/.ssh/id_default
 """
@@ -80,13 +77,17 @@ def test_proxyjump_none(config: SSHConfigFile) -> None:
     assert config.resolve(HostSpec(name="noproxy")).proxy_jump is None
 
 
-def test_bad_port_is_a_clear_error(config: SSHConfigFile) -> None:
-    with pytest.raises(ConnectError, match="bad Port 'seventy'"):
-        config.resolve(HostSpec(name="badport"))
+def test_bad_port_is_a_clear_error_for_every_host(tmp_path: Path) -> None:
+    # ssh refuses the whole file, whichever host is asked for: so does Benchbay.
+    path = tmp_path / "config"
+    path.write_text("Host badport\n    Port seventy\nHost other\n    User u\n")
+    for name in ("badport", "other"):
+        with pytest.raises(ConnectError, match=r"line 2: bad Port 'seventy'"):
+            SSHConfigFile(path).resolve(HostSpec(name=name))
 
 
 def test_aliases_are_concrete_names_in_order(config: SSHConfigFile) -> None:
-    assert config.aliases() == ["web1", "web1-alias", "bastion", "quoted name", "noproxy", "badport"]
+    assert config.aliases() == ["web1", "web1-alias", "bastion", "quoted name", "noproxy"]
 
 
 def test_missing_file_is_empty(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_missing_file_is_empty(tmp_path: Path) -> None:
 def test_unparsable_file_is_a_connect_error(tmp_path: Path) -> None:
     path = tmp_path / "config"
     path.write_text("Host x\n  =broken\n")
-    with pytest.raises(ConnectError, match="cannot parse ssh config"):
+    with pytest.raises(ConnectError, match="line 2: no argument after keyword 'broken'"):
         SSHConfigFile(path).resolve(HostSpec(name="x"))
 
 

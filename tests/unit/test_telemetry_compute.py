@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from remote.telemetry.compute import TelemetryComputer
+from remote.telemetry.compute import RD_SECT, TelemetryComputer
 from remote.telemetry.parse import Header, RawTickParser, Snapshot
 from remote.telemetry.sample import TelemetrySample, samples_to_series, series_to_samples
 
@@ -65,9 +65,17 @@ def test_millisecond_counters_wrap_at_32_bits():
     assert (figures["r_await"], figures["util"], figures["aqu-sz"]) == pytest.approx((2.0, 75.0, 1.25))
 
 
-def test_a_reset_device_gives_zeros_not_nonsense():
+def test_a_reset_device_is_computed_from_zero_as_iostat_does():
     reset = (5, 0, 40, 1, 0, 0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0)
     figures = pair({"vda": VDA_1}, {"vda": reset}).disks["vda"]
+    assert figures["r/s"] == 2.5 and figures["rkB/s"] == 10.0 and figures["r_await"] == 0.2
+    assert figures["util"] == pytest.approx(0.1)
+
+
+def test_a_counter_that_goes_back_without_a_reset_gives_zeros_not_nonsense():
+    odd = list(VDA_1)
+    odd[RD_SECT] = VDA_0[RD_SECT] - 1      # reads went up, sectors read went down: no rule fits
+    figures = pair({"vda": VDA_0}, {"vda": tuple(odd)}).disks["vda"]
     assert set(figures.values()) == {0.0}
 
 
@@ -88,19 +96,21 @@ def test_whole_disks_only_dm_by_name_partitions_on_request():
     prev = {"vda": VDA_0, "vda1": VDA_0, "dm-0": VDA_0, "loop0": zero, "zram0": VDA_0}
     cur = {"vda": VDA_1, "vda1": VDA_0, "dm-0": VDA_1, "loop0": zero, "zram0": VDA_1}
     sample = pair(prev, cur)
-    # loop0 never did any I/O (iostat hides it); zram0 is not in /sys/block here; vda1 is a partition
-    assert sorted(sample.disks) == ["vda", "vg0-root"]
+    # loop0 never did any I/O (iostat hides it); vda1 is a partition; zram0 is not in the header's
+    # /sys/block: it came after the sampler started, and its name makes it a whole disk
+    assert sorted(sample.disks) == ["vda", "vg0-root", "zram0"]
     assert sample.disks["vda"]["r/s"] == pytest.approx(200.0)   # the partition is not added to its disk
     chosen = pair(prev, cur, TelemetryComputer(include={"vda1", "loop0"}))
-    assert sorted(chosen.disks) == ["loop0", "vda", "vda1", "vg0-root"]
+    assert sorted(chosen.disks) == ["loop0", "vda", "vda1", "vg0-root", "zram0"]
     assert chosen.disks["vda1"]["r/s"] == 0.0
     everything = pair(prev, cur, TelemetryComputer(whole_disks_only=False))
     assert sorted(everything.disks) == ["loop0", "vda", "vda1", "vg0-root", "zram0"]
 
 
-def test_a_device_that_appears_is_shown_from_its_second_tick():
-    sample = pair({"vda": VDA_0}, {"vda": VDA_1, "sdb": VDA_1})
-    assert list(sample.disks) == ["vda"]
+def test_a_device_that_appears_is_shown_from_its_first_tick_counted_from_zero():
+    sample = pair({"vda": VDA_0}, {"vda": VDA_1, "sdb": VDA_0})
+    assert sorted(sample.disks) == ["sdb", "vda"]
+    assert sample.disks["sdb"]["r/s"] == 500.0      # 1000 reads since it appeared, in 2 s
 
 
 def test_cpu_percentages_as_iostat_avg_cpu():

@@ -1,0 +1,82 @@
+"""At start-up, the window re-attaches to runs whose Benchbay went away (app.run_attach), in workers.
+
+Each such run is followed to its end and stored; the status bar says what happened, the Runs list is
+reloaded. Closing the window cancels what is still followed, as it cancels the tests it started.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.gui.workers import Worker, WorkerPool
+from app.run_attach import AttachOutcome, attach_run, orphan_candidates
+from app.run_lock import RunBusy
+from app.run_orchestrator import RunControl
+from remote.errors import BenchbayError
+
+log = logging.getLogger(__name__)
+
+
+def _attach_one(bench: Any, run_id: int, host: str, control: RunControl) -> AttachOutcome | None:
+    """One run, in a worker; None when a live workbench drives it (not ours to take)."""
+    try:
+        if bench.needs_password(host):
+            return AttachOutcome(run_id, host, "not attached", f"run {run_id} on {host} lost its workbench; its "
+                                 f"host needs a password: `benchbay runs attach {run_id}` asks for it")
+        return attach_run(bench, run_id, follow=True, control=control)
+    except RunBusy:
+        return None
+    except BenchbayError as exc:
+        return AttachOutcome(run_id, host, "not attached", f"run {run_id} on {host} lost its workbench and could not "
+                             f"be re-attached ({exc}); it is tried again at the next start, before its deadline")
+
+
+class RunReattacher(QObject):
+    message = Signal(str)     # one line for the status bar
+    stored = Signal(object)   # AttachOutcome: the Runs list changed
+
+    def __init__(self, workbench: Any, parent: QObject | None = None, scan_pool: WorkerPool | None = None) -> None:
+        super().__init__(parent)
+        self._bench = workbench
+        self.pool = WorkerPool(self)             # the runs followed, for as long as each takes
+        self._scan_pool = scan_pool or self.pool  # the short look at the store: the window's own jobs
+        self._controls: list[RunControl] = []
+        self._closing = False
+
+    def start(self) -> None:
+        """Look for runs to take over (in a worker), then follow each in its own."""
+        worker = Worker(orphan_candidates, self._bench)
+        worker.finished.connect(self._launch)
+        worker.failed.connect(lambda exc: log.warning("looking for runs to re-attach failed: %s", exc))
+        self._scan_pool.start(worker, key="reattach-scan")
+
+    def _launch(self, runs: list) -> None:
+        if self._closing or not runs:
+            return
+        self.message.emit(f"Looking again at {len(runs)} run{'s' if len(runs) != 1 else ''} still stored as "
+                          "running (a Benchbay that went away may have left them)…")
+        for run in runs:
+            control = RunControl()
+            self._controls.append(control)
+            worker = Worker(_attach_one, self._bench, run.id, run.host_name, control)
+            worker.finished.connect(self._done)
+            worker.failed.connect(lambda exc, run_id=run.id: self.message.emit(f"run {run_id}: re-attach failed: "
+                                                                                 f"{exc}"))
+            self.pool.start(worker, key=f"reattach-{run.id}")
+
+    def _done(self, outcome: AttachOutcome | None) -> None:
+        if outcome is None or self._closing:
+            return
+        self.message.emit(outcome.message)
+        self.stored.emit(outcome)
+
+    def shutdown(self, timeout_ms: int) -> bool:
+        """The window closes: cancel what is followed (stored as cancelled, host cleaned) and wait."""
+        self._closing = True
+        for control in self._controls:
+            control.cancel()
+        finished = self.pool.wait(timeout_ms)
+        self.pool.cancel_all()
+        return finished

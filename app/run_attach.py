@@ -1,0 +1,184 @@
+"""Re-attaching to runs whose workbench went away (killed, crashed, a laptop that slept too long).
+
+The host side of a run outlives its workbench until the run's deadline (its expected end plus a
+margin; the workbench renews it while connected). A run stored as "running" whose owner lock is free
+(app.run_lock) lost its workbench; re-attaching takes the lock, reconnects, renews the deadline at
+once, reads the run's files again from offset 0 (nothing of them is stored before the end, so no
+sample can be stored twice or go missing) and stores the run as if it had never been away. When the
+host no longer has the run directory, the run is stored as "interrupted" with what was stored.
+
+Who does it: `benchbay runs attach ID` (follows the run to its end); `benchbay run` and
+`benchbay monitor` at start (only collect runs already over on the host, and say which are still
+running); the window at start-up (follows every one to its end, in workers).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from app.run_lock import RunBusy, claim, this_machine
+from app.run_orchestrator import (
+    EventCallback,
+    LeftRunning,
+    RunControl,
+    RunOutcome,
+    RunRequest,
+    RunRequestError,
+    SampleCallback,
+    drive_run,
+    new_session,
+    validate_request,
+)
+from remote.errors import BenchbayError
+from remote.run_session import DEFAULT_MARGIN, MONITOR, RunSession
+from storage.errors import NotFound
+from storage.records import RUN_FAILED, RUN_INTERRUPTED, AttachableRun
+
+log = logging.getLogger(__name__)
+
+LEFT_RUNNING = "running"        # still running on its host: left for a later attach
+NOT_ATTACHED = "not attached"   # the host could not be reached now (or needs a password)
+
+
+@dataclass(frozen=True)
+class AttachOutcome:
+    run_id: int
+    host: str
+    status: str      # the stored final status, or LEFT_RUNNING / NOT_ATTACHED
+    message: str     # one line for the user
+    samples: int = 0
+
+
+def _running(workbench: Any, run_id: int) -> AttachableRun | None:
+    return next((run for run in workbench.store.runs.running() if run.id == run_id), None)
+
+
+def _request(run: AttachableRun) -> RunRequest:
+    parameters = run.parameters
+    duration = parameters.get("duration")
+    return RunRequest(host=run.host_name, test=run.test, params=dict(parameters.get("params") or {}),
+                      interval=float(parameters.get("interval") or 1.0),
+                      duration=float(duration) if duration is not None else None,
+                      margin=float(parameters.get("margin") or DEFAULT_MARGIN))
+
+
+def attach_run(
+    workbench: Any,
+    run_id: int,
+    follow: bool = True,
+    force: bool = False,
+    control: RunControl | None = None,
+    on_sample: SampleCallback | None = None,
+    on_event: EventCallback | None = None,
+    password: str | None = None,
+) -> AttachOutcome:
+    """Take over run `run_id` and store it (follow: to its end; else only when it is over on the host).
+
+    Raises NotFound / BenchbayError when there is nothing to attach to, RunBusy when a live workbench
+    drives it, and what Workbench.connect raises when the host cannot be reached (the run stays
+    running then, to try again before its deadline).
+    """
+    run = _running(workbench, run_id)
+    if run is None:
+        detail = workbench.store.runs.get(run_id)
+        if detail is None:
+            raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
+        raise BenchbayError(f"run {run_id} is {detail.run.status}, not running: there is nothing to re-attach to")
+    lock = claim(run.id, run.owner, workbench.home, force)
+    try:
+        run = _running(workbench, run_id)   # again, under the lock: it may have been stored meanwhile
+        if run is None:
+            status = workbench.store.runs.get(run_id).run.status
+            return AttachOutcome(run_id, "", status, f"run {run_id} was stored meanwhile ({status})")
+        workbench.store.runs.set_owner(run.id, lock.owner if lock else None)
+        return _attach(workbench, run, follow, control or RunControl(), on_sample, on_event, password)
+    finally:
+        if lock:
+            lock.release()
+
+
+def _attach(workbench: Any, run: AttachableRun, follow: bool, control: RunControl,
+            on_sample: SampleCallback | None, on_event: EventCallback | None, password: str | None) -> AttachOutcome:
+    host, runs = run.host_name, workbench.store.runs
+    if run.remote is None:
+        reason = (f"{host}: its workbench went away before it recorded where the run lives on the host; "
+                  "nothing could be collected (the host removes what the run left at its deadline)")
+        runs.finish(run.id, RUN_INTERRUPTED, error=reason)
+        return AttachOutcome(run.id, host, RUN_INTERRUPTED, f"run {run.id} on {reason}")
+    request = _request(run)
+    try:
+        params = validate_request(request)
+    except RunRequestError as exc:
+        reason = f"{host}: cannot re-attach: the stored parameters are not valid any more ({exc})"
+        runs.finish(run.id, RUN_FAILED, error=reason)
+        return AttachOutcome(run.id, host, RUN_FAILED, f"run {run.id} on {reason}")
+    transport = workbench.connect(host, password)
+    if request.test == MONITOR and request.duration is None:
+        control.stop()   # an open-ended monitor ends with its user, who is gone: collect it now
+    session = new_session(workbench, transport, request, params, run.id, control, on_sample, on_event, password)
+    remote = run.remote
+
+    def begin() -> None:
+        session.resume(remote.run_dir, remote.deadline)
+        if not follow and not _over(session, control):
+            raise LeftRunning(
+                f"run {run.id} on {host} is still running on the host (its workbench went away); "
+                f"`benchbay runs attach {run.id}` follows it to its end (the host keeps it at least "
+                f"{session.margin:.0f} s more)")
+
+    try:
+        outcome = drive_run(workbench, run.id, request, session, control, begin, reattached=True)
+    except LeftRunning as exc:
+        return AttachOutcome(run.id, host, LEFT_RUNNING, str(exc))
+    return AttachOutcome(run.id, host, outcome.status, _said(outcome), outcome.samples)
+
+
+def _over(session: RunSession, control: RunControl) -> bool:
+    """Whether a run can be collected at once (one read of what the host has)."""
+    session.poll()
+    if session.uses_agent:
+        return session.done is not None or bool(session.failure)
+    return control.stopped or session.finished
+
+
+def _said(outcome: RunOutcome) -> str:
+    if outcome.status == RUN_INTERRUPTED:
+        return f"run {outcome.run_id} stored as interrupted: {outcome.error}"
+    text = (f"run {outcome.run_id} on {outcome.host}: re-attached after its workbench went away; stored as "
+            f"{outcome.status} with {outcome.samples} samples")
+    return text + (f" ({outcome.error})" if outcome.error else "")
+
+
+def orphan_candidates(workbench: Any) -> list[AttachableRun]:
+    """Running runs this machine may take over (the lock tells whether their workbench lives)."""
+    here = this_machine()
+    return [run for run in workbench.store.runs.running() if run.owner is None or run.owner.machine == here]
+
+
+def collect_orphans(workbench: Any, follow: bool = False) -> list[AttachOutcome]:
+    """The automatic attempt: every run whose workbench went away, one after the other.
+
+    Runs a live workbench drives are skipped without a word; nothing here raises for one run.
+    """
+    outcomes = []
+    for run in orphan_candidates(workbench):
+        try:
+            if workbench.needs_password(run.host_name):
+                outcomes.append(AttachOutcome(run.id, run.host_name, NOT_ATTACHED,
+                                              f"run {run.id} on {run.host_name} lost its workbench; its host needs "
+                                              f"a password: `benchbay runs attach {run.id}`"))
+                continue
+            outcomes.append(attach_run(workbench, run.id, follow=follow))
+        except RunBusy:
+            continue
+        except BenchbayError as exc:
+            outcomes.append(AttachOutcome(run.id, run.host_name, NOT_ATTACHED,
+                                          f"run {run.id} on {run.host_name} lost its workbench and could not be "
+                                          f"re-attached now ({exc}); try `benchbay runs attach {run.id}` before "
+                                          "its deadline"))
+        except Exception as exc:  # one broken run must not stop the command the user asked for
+            log.debug("re-attaching run %s failed", run.id, exc_info=True)
+            outcomes.append(AttachOutcome(run.id, run.host_name, NOT_ATTACHED,
+                                          f"run {run.id}: re-attaching failed: {type(exc).__name__}: {exc}"))
+    return outcomes
