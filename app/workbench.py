@@ -9,9 +9,9 @@ from pathlib import Path
 
 import paramiko
 
-from app import passwords
-from app.run_lock import RunLock
-from app.settings import Settings, default_db_url, default_home
+from app.engine import passwords
+from app.engine.lock import RunLock
+from app.engine.settings import Settings, default_db_url, default_home
 from remote.agent_package import AGENT_VERSION
 from remote.connect import connect as open_transport
 from remote.connect import scan_host_key

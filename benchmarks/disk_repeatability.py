@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.cli_run import parse_settings  # noqa: E402
-from app.run_orchestrator import RunControl, RunRequest, execute_run  # noqa: E402
-from app.run_summary import number  # noqa: E402
+from app.cli.run import parse_settings  # noqa: E402
+from app.engine.orchestrator import RunControl, RunRequest, execute_run  # noqa: E402
+from app.summary.run import number  # noqa: E402
 from app.workbench import Workbench  # noqa: E402
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run  # noqa: E402
+from app.engine.orchestrator import RunControl, RunRequest, execute_run  # noqa: E402
 from app.workbench import Workbench  # noqa: E402
 from remote.agent import bench_mailstorm, mail_sender, mail_smtp  # noqa: E402
 from tests.fixtures.postfix import configure_postfix  # noqa: E402

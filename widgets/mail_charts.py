@@ -11,7 +11,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from app.run_summary import result_field
+from app.summary.run import result_field
 from widgets.plot_items import MUTED, ThousandsAxis, small_plot
 
 ACCEPTS = "#2f6db5"

@@ -6,7 +6,7 @@ engine and direct/cached in their metadata; CPU results are single, multi, scali
 "{single|multi}.{kernel}"; mail storm and restore runs get their summary lines and a table (latency per
 SMTP stage, or one row per pg_restore pass) with their labels (synthetic, non-durable, file level) in the
 title; anything else is listed as metric, value, unit. What the figures mean
-(job labels, numbers, the sweep, the caveats) is app.run_summary's, as `benchbay run` prints it;
+(job labels, numbers, the sweep, the caveats) is app.summary.run's, as `benchbay run` prints it;
 this is only its Qt layer.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.run_summary import (
+from app.summary.run import (
     CPU_KERNELS,
     LATENCIES,
     MISSING,
@@ -47,7 +47,7 @@ from app.run_summary import (
     number,
     sweep_knee,
 )
-from app.run_summary_services import (
+from app.summary.services import (
     FILE_LEVEL_LABEL,
     NON_DURABLE_LABEL,
     SYNTHETIC_LABEL,

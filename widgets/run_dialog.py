@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.run_orchestrator import RunRequest
-from app.run_summary import job_label
+from app.engine.orchestrator import RunRequest
+from app.summary.run import job_label
 from remote.agent import bench_cpu, bench_disk, benches
 from widgets.format import one_line
 from widgets.live_plot import MUTED

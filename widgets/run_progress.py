@@ -208,7 +208,7 @@ class RunProgress(QWidget):
         self._update()
 
     def set_stored(self, host: str, outcome: Any) -> None:
-        """An app.run_orchestrator.RunOutcome (duck-typed: widgets do not import the app)."""
+        """An app.engine.orchestrator.RunOutcome (duck-typed: widgets do not import the app)."""
         self.set_outcome(host, outcome.status, outcome.error, outcome.run_id)
 
     def set_refused(self, host: str, reason: str) -> None:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.compare.metrics import METRICS, Figure
-from app.run_summary import engine_text, result_field, version_differences
-from app.run_summary_services import mail_shortfall, mail_synthetic, restore_kind, restore_non_durable
+from app.summary.run import engine_text, result_field, version_differences
+from app.summary.services import mail_shortfall, mail_synthetic, restore_kind, restore_non_durable
 from storage.records import RUN_DONE
 
 # Flushed 4 KiB writes faster than this usually land in a volatile write cache, not on the medium:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.run_summary import SWEEP_JOB, result_field
+from app.summary.run import SWEEP_JOB, result_field
 
 HIGHER, LOWER = "higher", "lower"
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from app.compare.caveats import Caveat, between_caveats, run_caveats
 from app.compare.metrics import HIGHER, METRICS, TEST_LABELS, Figure, Metric, figures
-from app.facts_summary import spec_line
-from app.run_summary import number, warning_messages
+from app.summary.facts import spec_line
+from app.summary.run import number, warning_messages
 from storage.records import ResultSample, RunRecord
 
 NO_VALUE = "—"

@@ -13,10 +13,10 @@ from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton, QWidget
 
-from app.atomic_file import atomic_text, write_text_atomically
 from app.compare.table import csv_text
 from app.report.content import ReportOptions, gather
 from app.report.pdf_writer import write_pdf
+from app.util.atomic_file import atomic_text, write_text_atomically
 from storage.records import SavedComparison
 from storage.run_exchange import ImportReport, import_file, write_runs
 from widgets.export_dialog import ExportChoice, ExportDialog

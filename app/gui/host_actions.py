@@ -196,7 +196,7 @@ class FactsFlow(QObject):
 
 
 def _keyring_available() -> bool:
-    from app import passwords
+    from app.engine import passwords
 
     return passwords.keyring_available()
 

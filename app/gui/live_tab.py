@@ -11,12 +11,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QToolBar, QVBoxLayout, QWidget
 
+from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome, RunRequest
 from app.gui.host_actions import ConnectQuestions
 from app.gui.monitor_controller import MonitorController
 from app.gui.replay import ReplayView, StoredRun, load_stored_runs
 from app.gui.run_controller import RunController, RunResults, load_run_results
 from app.gui.runs_pane import RunsPane
-from app.run_orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome, RunRequest
 from remote.agent import benches
 from widgets.dashboard import Dashboard
 from widgets.run_dialog import RunDialog

@@ -1,4 +1,4 @@
-"""Monitor hosts from the window: one worker per host runs app.run_orchestrator.execute_run.
+"""Monitor hosts from the window: one worker per host runs app.engine.orchestrator.execute_run.
 
 The run engine calls back from the worker thread; the callbacks only emit this controller's
 signals, which reach the GUI thread queued (napari-style workers that report through signals).
@@ -15,9 +15,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from app.engine.orchestrator import RunControl, RunOutcome, RunRequest, execute_run
 from app.gui.host_actions import ConnectQuestions, Retry, refusal, report_bug
 from app.gui.workers import Worker, WorkerPool
-from app.run_orchestrator import RunControl, RunOutcome, RunRequest, execute_run
 from remote.errors import BenchbayError, UnknownHostKey
 from remote.run_session import MONITOR
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK

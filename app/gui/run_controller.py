@@ -1,6 +1,6 @@
 """Run a test (disk, cpu, idle) on several hosts from the window: one worker per host.
 
-Like MonitorController, but for agent tests: the worker runs app.run_orchestrator.execute_run and
+Like MonitorController, but for agent tests: the worker runs app.engine.orchestrator.execute_run and
 its callbacks only emit signals (queued to the GUI thread). Cancel stops a host's test; the run is
 stored as cancelled and the agent removes its files. Host key and password questions go through
 the shared ConnectQuestions, then the host's worker starts again with the answer.
@@ -14,11 +14,11 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from app.engine.orchestrator import RunControl, RunOutcome, RunRequest
 from app.gui.host_actions import ConnectQuestions, Retry, refusal, report_bug
 from app.gui.monitor_controller import run_job
 from app.gui.workers import Worker, WorkerPool
-from app.run_orchestrator import RunControl, RunOutcome, RunRequest
-from app.run_summary import warning_messages
+from app.summary.run import warning_messages
 from remote.errors import BenchbayError, UnknownHostKey
 from storage.records import ResultSample, RunRecord
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK

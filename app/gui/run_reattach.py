@@ -1,4 +1,4 @@
-"""At start-up, the window re-attaches to runs whose Benchbay went away (app.run_attach), in workers.
+"""At start-up, the window re-attaches to runs whose Benchbay went away (app.engine.attach), in workers.
 
 Each such run is followed to its end and stored; the status bar says what happened, the Runs list is
 reloaded. Closing the window cancels what is still followed, as it cancels the tests it started.
@@ -10,10 +10,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.engine.attach import AttachOutcome, attach_run, orphan_candidates
+from app.engine.lock import RunBusy
+from app.engine.orchestrator import RunControl
 from app.gui.workers import Worker, WorkerPool
-from app.run_attach import AttachOutcome, attach_run, orphan_candidates
-from app.run_lock import RunBusy
-from app.run_orchestrator import RunControl
 from remote.errors import BenchbayError
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from typing import Any
 from app.compare.metrics import TEST_LABELS
 from app.compare.model import Comparison, build, lead, load_inputs, ratio_text
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
-from app.facts_summary import human_bytes
-from app.run_summary import cpu_versions, engine_text
+from app.summary.facts import human_bytes
+from app.summary.run import cpu_versions, engine_text
 from remote.agent.benches import SECRET_PARAMS
 from remote.errors import BenchbayError
 from storage.records import RunRecord

@@ -10,7 +10,6 @@ from pathlib import Path
 from PySide6.QtCore import QMarginsF, QRectF, Qt
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 
-from app.atomic_file import atomic_path
 from app.compare.metrics import TEST_LABELS
 from app.compare.model import Cell, Comparison
 from app.report.content import ReportData, ReportError, host_spec
@@ -38,6 +37,7 @@ from app.report.pdf_pages import (
     footer,
     table,
 )
+from app.util.atomic_file import atomic_path
 
 MARGIN = 50.0          # points: about 18 mm
 FOOTER_ROOM = 34.0

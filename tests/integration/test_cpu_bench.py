@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from tests.fixtures.processes import processes_using
 
 pytestmark = pytest.mark.integration

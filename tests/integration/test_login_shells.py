@@ -10,7 +10,7 @@ import time
 import pytest
 
 from app.cli import main
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from remote.connect import connect
 from tests.fixtures.login_users import NO_SHELL, WORKING, leftovers
 from tests.fixtures.sshd import SshTestHost, known_hosts_for, ssh_keygen_fingerprint

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from tests.fixtures.exim import LIMITED_SESSIONS, Exim
 from tests.fixtures.processes import processes_using, running
 from tests.integration.test_mailstorm import check_markers

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 
 pytestmark = pytest.mark.integration
 

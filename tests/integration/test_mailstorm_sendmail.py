@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from tests.fixtures.processes import processes_using, running
 from tests.fixtures.sendmail import Sendmail
 from tests.integration.test_mailstorm import check_markers

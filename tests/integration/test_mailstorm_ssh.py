@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from tests.fixtures.postfix import MAIN_CF
 from tests.fixtures.processes import processes_using, running
 from tests.fixtures.sshd import SshTestHost

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from remote.run_session import RunSession
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from tests.fixtures.processes import processes_using, running
 from tests.fixtures.sshd import SshTestHost
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from remote.connect import connect
 from remote.run_session import RunSession
 from remote.telemetry import RawTickParser, TelemetryComputer

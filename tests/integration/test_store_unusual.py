@@ -14,7 +14,7 @@ import pytest
 
 from app.cli import main
 from storage.db import CONNECT_TIMEOUT_S, open_store
-from tests.fixtures.sshd import Tarpit
+from tests.fixtures.tarpit import Tarpit
 from tests.unit.test_storage_exchange import make_full_run
 from tests.unit.test_storage_result_nan import check_nan_round_trip
 from tests.unit.test_storage_run_uid import store_at_revision

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.atomic_file import write_text_atomically
 from app.cli import main
+from app.util.atomic_file import write_text_atomically
 from storage.db import open_store
 from tests.unit.test_storage_exchange import make_full_run
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from app.run_lock import RunBusy, RunLock, claim, this_machine
+from app.engine.lock import RunBusy, RunLock, claim, this_machine
 from storage.records import RunOwner
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from app.run_lock import RunLock
+from app.engine.lock import RunLock
 lock = RunLock.create(Path(sys.argv[1]))
 print(lock.path, flush=True)
 time.sleep(120)

@@ -74,7 +74,7 @@ def test_password_kept_only_in_memory_unless_opted_in(workbench, memory_keyring,
 
 
 def test_plain_text_keyring_is_refused(workbench, monkeypatch) -> None:
-    from app import passwords
+    from app.engine import passwords
 
     class PlaintextKeyring(MemoryKeyring):
         pass

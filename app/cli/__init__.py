@@ -9,9 +9,14 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from app import cli_compare, cli_exchange, cli_hosts, cli_monitor, cli_run, cli_runs
-from app.cli_common import EscapingStream, UsageError
-from app.settings import DB_ENV, HOME_ENV
+from app.cli import compare as cli_compare
+from app.cli import exchange as cli_exchange
+from app.cli import hosts as cli_hosts
+from app.cli import monitor as cli_monitor
+from app.cli import run as cli_run
+from app.cli import runs as cli_runs
+from app.cli.common import EscapingStream, UsageError
+from app.engine.settings import DB_ENV, HOME_ENV
 from remote.errors import BenchbayError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

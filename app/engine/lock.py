@@ -3,7 +3,7 @@
 While a workbench drives a run it holds an flock on a lock file of its own (RunLock); the run's row
 names that file (storage RunOwner). A run stored as "running" whose lock nobody holds lost its
 workbench: the next Benchbay takes the lock (claim), so two Benchbays never drive one run
-(app.run_attach does the rest).
+(app.engine.attach does the rest).
 
 The kernel drops an flock when its process dies, even on SIGKILL: no pid can be mistaken for a
 live one after reuse. A lock on another machine cannot be checked from here: such runs are left alone

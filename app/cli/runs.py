@@ -6,8 +6,8 @@ import sys
 from dataclasses import asdict
 from datetime import datetime, timezone
 
-from app.cli_common import UsageError, positive_count, print_json, print_table, stored_id
-from app.facts_summary import facts_lines
+from app.cli.common import UsageError, positive_count, print_json, print_table, stored_id
+from app.summary.facts import facts_lines
 from app.workbench import Workbench
 from storage.errors import NotFound
 
@@ -125,9 +125,9 @@ def _tag(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def _attach(bench: Workbench, args: argparse.Namespace) -> int:
-    from app.cli_monitor import EXIT_CANCELLED, EXIT_FAILED, ask_password, run_workers
-    from app.run_attach import attach_run
-    from app.run_orchestrator import RunControl
+    from app.cli.monitor import EXIT_CANCELLED, EXIT_FAILED, ask_password, run_workers
+    from app.engine.attach import attach_run
+    from app.engine.orchestrator import RunControl
 
     detail = bench.store.runs.get(args.run_id)
     if detail is None:

@@ -2,7 +2,7 @@
 
 The host side of a run outlives its workbench until the run's deadline (its expected end plus a
 margin; the workbench renews it while connected). A run stored as "running" whose owner lock is free
-(app.run_lock) lost its workbench; re-attaching takes the lock, reconnects, renews the deadline at
+(app.engine.lock) lost its workbench; re-attaching takes the lock, reconnects, renews the deadline at
 once, reads the run's files again from offset 0 (nothing of them is stored before the end, so no
 sample can be stored twice or go missing) and stores the run as if it had never been away. When the
 host no longer has the run directory, the run is stored as "interrupted" with what was stored.
@@ -17,8 +17,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from app.run_lock import RunBusy, claim, this_machine
-from app.run_orchestrator import (
+from app.engine.lock import RunBusy, claim, this_machine
+from app.engine.orchestrator import (
     EventCallback,
     LeftRunning,
     RunControl,

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from app.cli_common import UsageError, interactive
-from app.run_orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunControl, RunOutcome, RunRequest, execute_run
+from app.cli.common import UsageError, interactive
+from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunControl, RunOutcome, RunRequest, execute_run
 from app.workbench import Workbench
 from remote.run_session import MONITOR
 from remote.telemetry.sample import TelemetrySample
@@ -70,7 +70,7 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
 def collect_lost_runs(bench: Workbench) -> None:
     """Before a command that runs something: store runs whose workbench went away and are over on
     their host; one line each on stderr (those still running are left to `benchbay runs attach`)."""
-    from app.run_attach import collect_orphans
+    from app.engine.attach import collect_orphans
 
     for outcome in collect_orphans(bench, follow=False):
         print(f"benchbay: {outcome.message}", file=sys.stderr, flush=True)

@@ -1,4 +1,4 @@
-"""Mail storm and restore results as readable lines and tables: app.run_summary's part for the two tests
+"""Mail storm and restore results as readable lines and tables: app.summary.run's part for the two tests
 that talk to a real service (an MTA, PostgreSQL), shared by `benchbay run` and the window's results view.
 
 Metric names and metadata are the agent's (remote/agent/bench_mailstorm.py and bench_restore.py):
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from app.run_summary import MISSING, Table, number, result_parts
+from app.summary.run import MISSING, Table, number, result_parts
 
 MB = 1024 * 1024   # the agent's MB (its MB/s divide by this too)
 PERCENTILES = ("p50", "p95", "p99", "max")

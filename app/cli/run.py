@@ -1,7 +1,7 @@
 """`benchbay run HOST [HOST...] --test T [--preset P]`: one test on several hosts at once, one worker per host.
 
 Progress on stderr (one line per host per second at most), a readable summary per host on stdout
-(app.run_summary), or the runs and their results as JSON.
+(app.summary.run), or the runs and their results as JSON.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from app.cli_common import UsageError, print_json, setting_value
-from app.cli_monitor import (
+from app.cli.common import UsageError, print_json, setting_value
+from app.cli.monitor import (
     EXIT_CANCELLED,
     EXIT_FAILED,
     EXIT_OK,
@@ -24,8 +24,8 @@ from app.cli_monitor import (
     collect_lost_runs,
     run_workers,
 )
-from app.run_orchestrator import RunControl, RunOutcome, RunRequest, RunRequestError, execute_run, validate_request
-from app.run_summary import summary_text, version_differences, warning_messages
+from app.engine.orchestrator import RunControl, RunOutcome, RunRequest, RunRequestError, execute_run, validate_request
+from app.summary.run import summary_text, version_differences, warning_messages
 from app.workbench import Workbench
 from remote.agent import benches
 

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.atomic_file import write_text_atomically
-from app.cli_common import UsageError, print_json, stored_id
+from app.cli.common import UsageError, print_json, stored_id
 from app.compare.model import Cell, Comparison, build, load_inputs
 from app.compare.table import csv_text, text_table
 from app.report.content import PAGE_SIZES, ReportError, ReportOptions
+from app.util.atomic_file import write_text_atomically
 from app.workbench import Workbench
 
 _app: Any = None   # the QGuiApplication made for drawing the PDF; lives as long as the process

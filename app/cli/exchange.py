@@ -6,8 +6,8 @@ import io
 import sys
 from pathlib import Path
 
-from app.atomic_file import atomic_text
-from app.cli_common import UsageError, stored_id
+from app.cli.common import UsageError, stored_id
+from app.util.atomic_file import atomic_text
 from app.workbench import Workbench
 from remote.errors import BenchbayError
 from storage.records import RunRecord

@@ -201,7 +201,7 @@ def disk_caveats(results: Iterable[Any]) -> list[str]:
 
 def caveats(results: Iterable[Any], warnings: Iterable[str] = ()) -> list[str]:
     """The run's warnings (once each), then the disk, mail storm and restore caveats."""
-    from app.run_summary_services import service_caveats  # it builds on this module's tables
+    from app.summary.services import service_caveats  # it builds on this module's tables
 
     results = list(results)
     return list(dict.fromkeys(warnings)) + disk_caveats(results) + service_caveats(results)
@@ -320,7 +320,7 @@ def summary_text(host: str, status: str, results: Sequence[Any], warnings: Seque
         lines.append(cpu_table(results).text("  "))
         lines += ["  " + line for line in cpu_lines(results)]
     if tests & {"mailstorm", "restore"}:
-        from app.run_summary_services import service_text  # it builds on this module's tables
+        from app.summary.services import service_text  # it builds on this module's tables
 
         lines += service_text(results)
     if tests - set(SUMMARISED):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.run_lock import RunLock
+from app.engine.lock import RunLock
 from remote.agent import benches
 from remote.agent_package import AGENT_VERSION
 from remote.errors import BenchbayError, ConnectError, NoPython

@@ -5,8 +5,8 @@ import argparse
 import getpass
 import sys
 
-from app.cli_common import UsageError, confirm, interactive, print_json, print_table
-from app.facts_summary import facts_lines
+from app.cli.common import UsageError, confirm, interactive, print_json, print_table
+from app.summary.facts import facts_lines
 from app.workbench import Workbench
 from remote.errors import HostKeyChanged, HostKeyError, PasswordRequired, UnknownHostKey
 from remote.hostspec import AUTH_KEY, AUTH_METHODS, HostSpec

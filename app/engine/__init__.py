@@ -1,0 +1,1 @@
+"""The run engine behind the Workbench: running, re-attaching, locks, passwords and settings (Qt-free)."""

@@ -1,0 +1,1 @@
+"""Small helpers the rest of app/ shares."""
