@@ -4,18 +4,26 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
+from typing import Any, TextIO
 
 import paramiko
 
+from app.catalogue import CATALOGUE
 from app.engine import passwords
+from app.engine.attach import AttachOutcome, attach_run, collect_orphans, orphan_candidates
+from app.engine.hosts_map import checked_record, spec_from_record
 from app.engine.lock import RunLock
+from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, SampleCallback, execute_run
 from app.engine.settings import Settings, default_db_url, default_home
+from app.errors import AppError
 from remote.agent_package import AGENT_VERSION
 from remote.connect import connect as open_transport
 from remote.connect import scan_host_key
-from remote.errors import BenchbayError, HostKeyChanged, HostKeyError, UnknownHostKey
+from remote.errors import HostKeyChanged, HostKeyError, UnknownHostKey
 from remote.facts import gather_facts
 from remote.hostkeys import CHANGED, UNKNOWN, KnownHosts, fingerprint_sha256, host_key_id
 from remote.hostspec import AUTH_PASSWORD, LOCAL_HOST, HostSpec
@@ -23,6 +31,9 @@ from remote.sshconfig import SSHConfigFile
 from remote.transport import Transport
 from storage.db import Store, open_store
 from storage.errors import NotFound
+from storage.migrate import describe as describe_store
+from storage.records import AttachableRun, RunDetail, RunRecord, RunStatus, SavedComparison, SeriesData
+from storage.run_exchange import ImportReport, comparison_run_ids, import_file, write_runs
 
 log = logging.getLogger(__name__)
 
@@ -76,23 +87,23 @@ class Workbench:
     # -- inventory -------------------------------------------------------------------------------
 
     def list_hosts(self) -> list[HostSpec]:
-        return [LOCAL_HOST, *self.store.hosts.list()]
+        return [LOCAL_HOST, *(spec_from_record(record) for record in self.store.hosts.list())]
 
     def get_host(self, name: str) -> HostSpec:
         if name == LOCAL_HOST.name:
             return LOCAL_HOST
-        spec = self.store.hosts.get(name)
-        if spec is not None:
-            return spec
+        record = self.store.hosts.get(name)
+        if record is not None:
+            return spec_from_record(record)
         if name in self.ssh_config.aliases():
             return HostSpec(name=name)  # used as it is in ~/.ssh/config
         raise NotFound(f"no host named {name!r}: add it with `benchbay host add {name} --address ...`")
 
     def add_host(self, spec: HostSpec) -> None:
-        self.store.hosts.add(spec)
+        self.store.hosts.add(checked_record(spec))
 
     def update_host(self, old_name: str, spec: HostSpec) -> None:
-        self.store.hosts.update(old_name, spec)
+        self.store.hosts.update(old_name, checked_record(spec, renaming_from=old_name))
         if old_name != spec.name:
             self._session_passwords.pop(old_name, None)
             passwords.forget_password(old_name)
@@ -112,7 +123,7 @@ class Workbench:
         """Ask the host for its key (no login) and compare it with the trusted ones."""
         spec = self.get_host(name)
         if spec.is_local:
-            raise BenchbayError("the built-in host 'local' is this computer: it has no SSH host key")
+            raise AppError("the built-in host 'local' is this computer: it has no SSH host key")
         host_id, key = scan_host_key(
             spec,
             known_hosts=self.known_hosts,
@@ -168,10 +179,10 @@ class Workbench:
         """Keep a password in the OS keyring (the user opted in); False when there is no keyring."""
         if not passwords.save_password(name, password):
             return False
-        spec = self.store.hosts.get(name)
-        if spec is not None and not spec.keyring:
+        record = self.store.hosts.get(name)
+        if record is not None and not record.keyring:
             # from now on connecting to this host looks the password up in the keyring
-            self.store.hosts.update(name, spec.with_changes(keyring=True))
+            self.store.hosts.update(name, replace(record, keyring=True))
         return True
 
     def connect(self, name: str, password: str | None = None) -> Transport:
@@ -220,11 +231,11 @@ class Workbench:
                     facts = gather_facts(transport, test_dir=test_dir, timeout=self.settings.command_timeout)
                 except BaseException as exc:
                     reason = str(exc) or type(exc).__name__
-                    status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+                    status = RunStatus.CANCELLED if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED
                     self.store.runs.finish(run_id, status, error=reason)
                     raise
                 self.store.runs.add_facts(run_id, facts)
-                self.store.runs.finish(run_id, "done", engine="agent", engine_version=AGENT_VERSION)
+                self.store.runs.finish(run_id, RunStatus.DONE, engine="agent", engine_version=AGENT_VERSION)
         finally:
             if lock:
                 lock.release()
@@ -233,6 +244,110 @@ class Workbench:
     def latest_facts(self, name: str) -> dict | None:
         found = self.store.runs.latest_facts(name)
         return found[1] if found else None
+
+    # -- runs: running them ----------------------------------------------------------------------
+
+    def validate_run_params(self, test: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The test's parameters with defaults filled in, as the agent will take them; ValueError says why not."""
+        return CATALOGUE.validate(test, dict(params))
+
+    def run(self, request: RunRequest, control: RunControl | None = None, on_sample: SampleCallback | None = None,
+            on_event: EventCallback | None = None, password: str | None = None) -> RunOutcome:
+        """Run a test or a monitor on one host and store it; blocks (call it from a worker thread)."""
+        return execute_run(self, request, control, on_sample, on_event, password)
+
+    def attach(self, run_id: int, follow: bool = True, force: bool = False, control: RunControl | None = None,
+               on_sample: SampleCallback | None = None, on_event: EventCallback | None = None,
+               password: str | None = None) -> AttachOutcome:
+        """Take over a run whose workbench went away and store it (app.engine.attach.attach_run)."""
+        return attach_run(self, run_id, follow, force, control, on_sample, on_event, password)
+
+    def orphan_candidates(self) -> list[AttachableRun]:
+        """Running runs this machine may take over."""
+        return orphan_candidates(self)
+
+    def collect_orphans(self, follow: bool = False) -> list[AttachOutcome]:
+        """Re-attach every run whose workbench went away; one outcome each, never raises for one run."""
+        return collect_orphans(self, follow)
+
+    # -- runs: what is stored --------------------------------------------------------------------
+
+    @property
+    def read_only(self) -> str:
+        """Why the store cannot be written to, or "" when it can."""
+        return self.store.read_only
+
+    def store_description(self) -> str:
+        """The store as the user names it (a SQLite file's path, a server's URL without password)."""
+        return describe_store(self.store.engine.url)
+
+    def list_runs(self, host: str | None = None, test: str | None = None, limit: int | None = None,
+                  tag: str | None = None, since: datetime | None = None,
+                  until: datetime | None = None) -> list[RunRecord]:
+        """Newest first; since/until bound the start time."""
+        return self.store.runs.list(host=host, test=test, limit=limit, tag=tag, since=since, until=until)
+
+    def find_run(self, run_id: int) -> RunDetail | None:
+        return self.store.runs.get(run_id)
+
+    def run_detail(self, run_id: int) -> RunDetail:
+        """The run with its facts and results; NotFound when there is none."""
+        detail = self.store.runs.get(run_id)
+        if detail is None:
+            raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
+        return detail
+
+    def run_by_uid(self, uid: str) -> RunDetail | None:
+        return self.store.runs.get_by_uid(uid)
+
+    def run_events(self, run_id: int) -> list[dict[str, Any]]:
+        return self.store.runs.events(run_id)
+
+    def run_series(self, run_id: int, names: Iterable[tuple[str, str]] | None = None) -> list[SeriesData]:
+        return self.store.runs.series(run_id, names)
+
+    def set_run_notes(self, run_id: int, text: str) -> None:
+        self.store.runs.set_notes(run_id, text)
+
+    def set_run_tags(self, run_id: int, tags: Iterable[str]) -> tuple[str, ...]:
+        """Replace the run's tags; returns them as stored."""
+        return self.store.runs.set_tags(run_id, tags)
+
+    def latest_facts_taken(self, name: str) -> tuple[datetime, dict[str, Any]] | None:
+        """The host's latest stored facts and when they were taken."""
+        return self.store.runs.latest_facts(name)
+
+    # -- saved comparisons and exchange files ----------------------------------------------------
+
+    def list_comparisons(self) -> list[SavedComparison]:
+        """Most recently changed first."""
+        return self.store.comparisons.list()
+
+    def get_comparison(self, comparison_id: int) -> SavedComparison:
+        saved = self.store.comparisons.get(comparison_id)
+        if saved is None:
+            raise NotFound(f"no saved comparison with id {comparison_id}")
+        return saved
+
+    def save_comparison(self, saved_id: int | None, *, title: str, run_uids: Sequence[str],
+                        baseline_uid: str | None, notes: str = "", customer: str = "", author: str = "",
+                        options: Mapping[str, Any] | None = None) -> SavedComparison:
+        """Save a new comparison (saved_id None) or replace what the saved one says."""
+        fields = {"title": title, "run_uids": run_uids, "baseline_uid": baseline_uid, "notes": notes,
+                  "customer": customer, "author": author, "options": dict(options or {})}
+        comparisons = self.store.comparisons
+        return comparisons.save(**fields) if saved_id is None else comparisons.update(saved_id, **fields)
+
+    def comparison_run_ids(self, comparison_id: int) -> list[int]:
+        return comparison_run_ids(self.store, comparison_id)
+
+    def export_runs(self, run_ids: Sequence[int], out: TextIO, comparison_id: int | None = None) -> int:
+        """Write the runs (and the saved comparison) as one JSON document; returns the number of runs."""
+        return write_runs(self.store, run_ids, out, comparison_id)
+
+    def import_runs(self, handle: TextIO, name: str) -> ImportReport:
+        """Add the runs of an exported JSON document; name is the file as the user gave it."""
+        return import_file(self.store, handle, name)
 
 
 def _normalise_fp(text: str) -> str:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.cli.run import parse_settings  # noqa: E402
 from app.engine.orchestrator import RunControl, RunRequest, execute_run  # noqa: E402
-from app.summary.run import number  # noqa: E402
+from app.summary.base import number  # noqa: E402
 from app.workbench import Workbench  # noqa: E402
 
 

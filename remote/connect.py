@@ -8,8 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,102 +15,25 @@ import paramiko
 
 from remote.errors import (
     AuthError,
-    BenchbayError,
     ConnectError,
     ConnectionRefused,
     ConnectTimeout,
-    DnsError,
     HostKeyError,
     PasswordRequired,
+    RemoteError,
 )
 from remote.hostkeys import KnownHosts, VerifyHostKeyPolicy, fetch_host_key, host_key_id, prefer_key_types
 from remote.hostspec import AUTH_AGENT, AUTH_AUTO, AUTH_KEY, AUTH_PASSWORD, HostSpec
 from remote.ssh_transport import SSHTransport
 from remote.sshconfig import ResolvedHost, SSHConfigFile, parse_jump
+from remote.tcp import Deadline, describe_handshake_error, hostport, open_tcp
 from remote.transport import Transport
 
 # paramiko logs handshake failures with tracebacks at ERROR; without a handler Python would
 # print them on stderr. Applications that configure logging still receive them.
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
-_MIN_STEP = 0.5          # never give a step less than this, even when the budget is spent
 _MAX_JUMP_DEPTH = 8
-
-
-class _Deadline:
-    def __init__(self, timeout: float):
-        self.timeout = timeout
-        self.end = time.monotonic() + timeout
-
-    def left(self) -> float:
-        return max(self.end - time.monotonic(), _MIN_STEP)
-
-
-def _hostport(address: str, port: int) -> str:
-    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
-
-
-def resolve_address(name: str, port: int, timeout: float) -> list[tuple]:
-    """getaddrinfo bounded by `timeout` (the system resolver has no timeout of its own)."""
-    result: dict = {}
-
-    def lookup() -> None:
-        try:
-            result["infos"] = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
-        except Exception as exc:  # gaierror, UnicodeError for odd names: all reported below
-            result["error"] = exc
-
-    worker = threading.Thread(target=lookup, name=f"dns-{name}", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        raise DnsError(f"cannot resolve {name}: no answer from the name server within {timeout:g} s")
-    error = result.get("error")
-    if error is not None or not result.get("infos"):
-        reason = getattr(error, "strerror", None) or str(error or "no addresses")
-        raise DnsError(f"cannot resolve {name}: {reason}")
-    return result["infos"]
-
-
-def open_tcp(address: str, port: int, timeout: float) -> socket.socket:
-    """A connected TCP socket to address:port (DNS and connect both within `timeout`)."""
-    deadline = _Deadline(timeout)
-    infos = resolve_address(address, port, timeout)
-    where = _hostport(address, port)
-    error: ConnectError | None = None
-    for family, kind, proto, _, sockaddr in infos:
-        sock = socket.socket(family, kind, proto)
-        sock.settimeout(deadline.left())
-        try:
-            sock.connect(sockaddr)
-            return sock
-        except ConnectionRefusedError:
-            error = ConnectionRefused(f"{where} refused the connection — is sshd running there?")
-        except TimeoutError:
-            error = ConnectTimeout(f"no answer from {where} within {timeout:g} s")
-        except OSError as exc:
-            error = ConnectError(f"cannot reach {where}: {exc.strerror or exc}")
-        sock.close()
-    raise error or ConnectError(f"cannot reach {where}")
-
-
-def describe_handshake_error(
-    exc: BaseException, transport: paramiko.Transport | None, address: str, port: int, timeout: float,
-) -> BenchbayError:
-    """Turn a paramiko failure before authentication into a one-line user error."""
-    if isinstance(exc, BenchbayError):
-        return exc
-    where = _hostport(address, port)
-    detail = str(exc).strip() or type(exc).__name__
-    no_banner = transport is None or not transport.remote_version
-    if no_banner and isinstance(exc.__context__, (EOFError, ConnectionError)):
-        return ConnectError(f"{where} closed the connection before the SSH banner — is it an SSH server?")
-    # "No existing session": paramiko's own wait ended before the banner or key exchange did.
-    if no_banner and ("banner" in detail or "No existing session" in detail or isinstance(exc, TimeoutError)):
-        return ConnectTimeout(f"{where} accepted the connection but sent no SSH banner within {timeout:g} s")
-    if "No existing session" in detail:
-        return ConnectTimeout(f"{where}: SSH key exchange did not finish within {timeout:g} s")
-    return ConnectError(f"{where}: SSH handshake failed: {detail}")
 
 
 @dataclass
@@ -202,12 +123,12 @@ def _through_jumps(
     ssh_config: SSHConfigFile | None,
     timeout: float,
     resolve_jump: Callable[[str], HostSpec | None] | None,
-) -> tuple[_Hop, list[paramiko.SSHClient], paramiko.Channel | None, _Deadline]:
+) -> tuple[_Hop, list[paramiko.SSHClient], paramiko.Channel | None, Deadline]:
     """Log in to the jump hosts of `spec`; returns its hop, their clients and a channel to it."""
     config = ssh_config if ssh_config is not None else SSHConfigFile(os.devnull)
     target = _Hop(spec, config.resolve(spec), spec.name)
     hops = _jump_chain(target, config, resolve_jump) + [target]
-    deadline = _Deadline(timeout)
+    deadline = Deadline(timeout)
     clients: list[paramiko.SSHClient] = []
     sock: paramiko.Channel | None = None
     try:
@@ -225,7 +146,7 @@ def _close_all(clients: list[paramiko.SSHClient]) -> None:
         client.close()
 
 
-def _jump_error(hop: _Hop, error: BenchbayError) -> BenchbayError:
+def _jump_error(hop: _Hop, error: RemoteError) -> RemoteError:
     """Say that a failure happened on a jump host (host key errors already name the host)."""
     if not hop.jump_for or isinstance(error, HostKeyError):
         return error
@@ -234,11 +155,11 @@ def _jump_error(hop: _Hop, error: BenchbayError) -> BenchbayError:
 
 
 def _forward(
-    via: paramiko.SSHClient, via_hop: _Hop, hop: _Hop, deadline: _Deadline,
+    via: paramiko.SSHClient, via_hop: _Hop, hop: _Hop, deadline: Deadline,
 ) -> paramiko.Channel:
     """A direct-tcpip channel from the previous hop to this one (the target's name resolves there)."""
     address, port = hop.resolved.address, hop.resolved.port
-    where = _hostport(address, port)
+    where = hostport(address, port)
     transport = via.get_transport()
     if transport is None:
         raise ConnectError(f"jump host {via_hop.label}: the connection closed")
@@ -338,7 +259,7 @@ def _login(
     hop: _Hop,
     sock: socket.socket | paramiko.Channel | None,
     known_hosts: KnownHosts,
-    deadline: _Deadline,
+    deadline: Deadline,
     password: str | None,
 ) -> paramiko.SSHClient:
     resolved = hop.resolved
@@ -367,7 +288,7 @@ def _login(
             transport_factory=make_transport, **auth_kwargs,
         )
         return client
-    except BenchbayError as error:
+    except RemoteError as error:
         client.close()
         raise _jump_error(hop, error) from None
     except (paramiko.SSHException, OSError, EOFError) as exc:

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 
-class BenchbayError(Exception):
-    """Base class: str(error) is the one-line reason shown to the user."""
+class RemoteError(Exception):
+    """Base of remote/'s errors: str(error) is the one-line reason shown to the user."""
 
 
-class ConnectError(BenchbayError):
+class ConnectError(RemoteError):
     """The host could not be reached or logged in to."""
 
 
@@ -64,7 +64,7 @@ class HostKeyChanged(HostKeyError):
         )
 
 
-class RemoteCommandError(BenchbayError):
+class RemoteCommandError(RemoteError):
     pass
 
 

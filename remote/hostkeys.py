@@ -21,6 +21,7 @@ from remote.errors import HostKeyChanged, UnknownHostKey
 from remote.host_certificate import CERT_SUFFIX
 from remote.known_hosts_lookup import Verdict, decide, has_ca, trusted_blobs
 from remote.known_hosts_parse import MARK_NONE, KnownHostLine, hosts_match, parse_line, parse_text
+from remote.tcp import describe_handshake_error, open_tcp
 
 TRUSTED = "trusted"
 UNKNOWN = "unknown"
@@ -258,8 +259,6 @@ def fetch_host_key(
     Pass `preferred_types=known_hosts.preferred_key_types(host_id)` to see the key type
     that a connection would be checked with. Network failures raise remote.errors classes.
     """
-    from remote.connect import describe_handshake_error, open_tcp  # connect imports this module
-
     if sock is None:
         sock = open_tcp(address, port, timeout)
     transport = paramiko.Transport(sock)

@@ -50,7 +50,7 @@ class Candidate:
         if self.state == "readonly":
             return f"{self.path} is not writable"
         if self.free_bytes is not None and self.free_bytes < need:
-            return f"{self.path} has {human_bytes(self.free_bytes)} free"
+            return f"{self.path} has {bytes_text(self.free_bytes)} free"
         return f"{self.path} could not be used"
 
 
@@ -66,13 +66,14 @@ class RunDirChoice:
         if self.base.label != self.base.path:
             where += f" ({self.base.label})"
         if self.base.free_bytes is not None:
-            where += f", {human_bytes(self.base.free_bytes)} free"
+            where += f", {bytes_text(self.base.free_bytes)} free"
         if self.passed_over:
             where += "; not used: " + "; ".join(self.passed_over)
         return where
 
 
-def human_bytes(count: int) -> str:
+def bytes_text(count: int) -> str:
+    """A size for remote's own messages (widgets.format.human_bytes is for what the window shows)."""
     value = float(count)
     for unit in ("bytes", "KB", "MB", "GB", "TB"):
         if value < 1024 or unit == "TB":
@@ -173,7 +174,7 @@ def no_space_message(host: str, candidates: list[Candidate], need: int) -> str:
         advice = "or set TMPDIR to a directory with room"
     else:
         advice = f"or set a run directory for this host (host edit {host} --run-dir DIR)"
-    return (f"{host}: no room for a run directory, which needs {human_bytes(need)} ({reasons}); "
+    return (f"{host}: no room for a run directory, which needs {bytes_text(need)} ({reasons}); "
             f"free space in {first}, {advice}")
 
 

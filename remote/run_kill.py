@@ -5,12 +5,17 @@ overloaded). Killing its process group is not enough: fio's job processes call s
 script freezes the agent (SIGSTOP: no new children, no orphans re-parented away), collects its
 descendants from the parent links in /proc/*/stat, freezes those too until the set is stable, and
 kills them all. Then it kills whatever still carries the run's environment mark (processes whose
-parents died before the agent was frozen). Runs with sh, awk, grep and kill: python may be gone.
+parents died before the agent was frozen). Runs with sh, awk, grep, kill and rm: python may be gone.
+
+Last, with everything dead, it removes the test files the agent listed in RUN/created (the agent
+cannot anymore): only names of the agent's own pattern, only regular files, never through a symlink.
+A file the run did not create is never touched.
 """
 from __future__ import annotations
 
 import shlex
 
+from remote.agent.disk_file import CREATED_LIST, FILE_PREFIX, FILE_SUFFIX, NAME_HEX
 from remote.agent.process_tree import RUN_MARK_VAR, run_mark
 
 # `below ROOT`: pids below ROOT, sorted; from "pid ppid" lines built with shell builtins only
@@ -51,6 +56,18 @@ while [ $i -lt 10 ]; do
   m=$(marked); [ -n "$m" ] || break
   kill -KILL $m 2>/dev/null; sleep 0.2; i=$((i + 1))
 done
+"""
+
+# absolute; the agent's name; a regular file, not a link; no link on the way (the agent listed real paths)
+_REMOVE_CREATED = r"""
+if [ -r "$run/CREATED" ]; then
+  while IFS= read -r f || [ -n "$f" ]; do
+    case $f in /*) ;; *) continue ;; esac
+    case ${f##*/} in NAME) ;; *) continue ;; esac
+    d=${f%/*}; [ -n "$d" ] || d=/
+    if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(cd "$d" 2>/dev/null && pwd -P)" = "$d" ]; then rm -f -- "$f"; fi
+  done < "$run/CREATED"
+fi
 true
 """
 
@@ -60,4 +77,6 @@ def kill_run_script(run_dir: str) -> str:
     mark = f"{RUN_MARK_VAR}={run_mark(run_dir)}"
     head = (f"run={shlex.quote(run_dir)}; p=$(cat \"$run/agent.pid\" 2>/dev/null); "
             f"mark={shlex.quote(mark)}\n")
-    return head + _FUNCTIONS + _KILL
+    name = FILE_PREFIX + "[0-9a-f]" * NAME_HEX + FILE_SUFFIX    # a case pattern: the one unique_file_name makes
+    remove = _REMOVE_CREATED.replace("CREATED", CREATED_LIST).replace("NAME", name)
+    return head + _FUNCTIONS + _KILL + remove

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-from remote.errors import AuthError, BenchbayError, CommandTimeout, ConnectError, HostKeyError, RemoteCommandError
+from remote.errors import AuthError, CommandTimeout, ConnectError, HostKeyError, RemoteCommandError, RemoteError
 from remote.run_tail import backoff_delays, is_missing_file, workbench_event
 from remote.transport import Transport
 
@@ -70,7 +70,7 @@ class Link:
         while True:
             try:
                 return step(self.transport)
-            except BenchbayError as exc:
+            except RemoteError as exc:
                 if not self.is_connection_problem(exc):
                     raise
                 self.reconnect(exc)

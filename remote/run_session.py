@@ -3,6 +3,8 @@
 The host side runs by itself in a private run directory (see the run directory protocol in
 DESIGN.md): the sampler (a shell loop, no python needed) and, for agent tests, the agent. This
 class only reads what they write, renews RUN/deadline while connected, and removes RUN at the end.
+The sh it sends is in remote.run_scripts; ending a run is remote.run_ending, re-attaching
+remote.run_reattach.
 Not thread-safe: one worker owns a session (and its transport).
 """
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import shlex
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -20,9 +21,12 @@ from remote.agent.run_secrets import SECRETS_FIFO
 from remote.agent_package import build_agent
 from remote.agent_run import AGENT_FILE, find_python
 from remote.command_timeouts import FLOOR, BusyRuns, ResponseTimes, scaled_timeout
-from remote.errors import BenchbayError, RemoteCommandError
+from remote.errors import RemoteCommandError, RemoteError
+from remote.run_ending import RunEnding
 from remote.run_kill import kill_run_script
 from remote.run_link import DEFAULT_RECONNECT_BUDGET, STALL_LIMIT, Link, RunLost  # noqa: F401 - callers catch RunLost
+from remote.run_reattach import RunVanished, read_agent_pid, renew_deadline  # noqa: F401 - callers catch RunVanished
+from remote.run_scripts import deadline_command, liveness_script, start_script
 from remote.run_tail import EventTail, SampleTail, workbench_event
 from remote.telemetry.sample import TelemetrySample
 from remote.transport import Transport
@@ -31,13 +35,11 @@ log = logging.getLogger(__name__)
 
 MONITOR = "monitor"                 # telemetry only: no agent, no python on the host
 DEFAULT_MARGIN = 300.0              # seconds a run outlives its expected duration without a workbench
-CANCEL_GRACE = 5.0                  # seconds the agent gets to stop cleanly before SIGKILL
 KEEPALIVE_EVERY = 10.0              # seconds between deadline renewals (less with a short margin)
 REMOTE_TIMEOUT = FLOOR              # the least a small command gets; RunSession.command_timeout scales it
 PROBE_ROUND_TRIPS = 2               # small commands timed before the start (remote.command_timeouts)
 SMALL_READ = 64 * 1024              # a read up to this size times a round trip, not a transfer
 _BUSY = BusyRuns()                  # the runs this process drives: our own load slows every command
-SECRETS_TIMEOUT = 15.0              # seconds the agent has to open its secrets fifo after it started
 TICK_BYTES = 8 * 1024               # bytes one telemetry tick takes in samples.raw, generously (3-6 KB seen)
 
 class Control(Protocol):
@@ -59,20 +61,7 @@ class _NoControl:
         return False
 
 
-def _q(text: str) -> str:
-    return shlex.quote(text)
-
-
-# `alive PID`: running, and not a zombie (an init that is slow to reap would fool kill -0)
-_ALIVE = ("alive() { kill -0 \"$1\" 2>/dev/null || return 1; "
-          "[ \"$(sed -n 's/^.*) \\(.\\).*/\\1/p' /proc/$1/stat 2>/dev/null)\" != Z ]; }; ")
-
-
-class RunVanished(BenchbayError):
-    """Re-attaching found no run directory on the host: the run passed its deadline or was removed."""
-
-
-class RunSession:
+class RunSession(RunEnding):
     def __init__(
         self,
         transport: Transport,
@@ -115,7 +104,7 @@ class RunSession:
         self.deadline = 0.0
         self.poll_period = min(0.5, max(0.1, self.interval / 4))
         self.keepalive_every = min(KEEPALIVE_EVERY, max(1.0, self.margin / 3))
-        self._done_at = self._last_data = self._last_keepalive = self._last_check = 0.0
+        self._done_at = self._last_data = self._last_sample = self._last_keepalive = self._last_check = 0.0
         self._sampler_warned = False
         self._removed = False
         self.response_times = ResponseTimes()
@@ -164,28 +153,11 @@ class RunSession:
                 if secrets:   # never in a file: written into a fifo the agent reads once (run_secrets)
                     spec["secrets"] = SECRETS_FIFO
                 self.transport.put_bytes(json.dumps(spec).encode(), f"{run_dir}/spec.json", mode=0o600)
-            lines = [
-                f"cd {_q(run_dir)} || exit 1",
-                self._deadline_command(0.0, (self.expected or 0.0) + self.margin) + " || exit 1",
-                start_command(run_dir, self.interval),
-            ]
-            if secrets:
-                lines.append(f"mkfifo -m 600 {SECRETS_FIFO} || exit 1")
-            if python:
-                # the background sh becomes the agent by exec (same pid), and the agent makes it its own
-                # session; the pid is written here, before start() returns, so cancel can always find it
-                lines.append(
-                    "sh -c 'exec \"$0\" -E -s agent.pyz run --run-dir \"$1\"' "
-                    f"{_q(python)} {_q(run_dir)} </dev/null >>agent.log 2>&1 & echo $! > agent.pid"
-                )
-            stdin = None
-            if secrets:
-                # from this command's stdin into the fifo: no file, no argv, no environment holds them
-                lines.append(f"[ -p {SECRETS_FIFO} ] && timeout {SECRETS_TIMEOUT:.0f} sh -c 'cat > {SECRETS_FIFO}' "
-                             "|| { echo 'the agent did not take the secrets' >&2; exit 1; }")
-                stdin = (json.dumps(secrets) + "\n").encode()
-            lines.append("printf 'deadline=%s\\n' \"$(cat deadline)\"")
-            result = self.transport.run("\n".join(lines), timeout=self.command_timeout, stdin=stdin)
+            script = start_script(run_dir, self._deadline_command(0.0, (self.expected or 0.0) + self.margin),
+                                  start_command(run_dir, self.interval), python, bool(secrets),
+                                  kill_run_script(run_dir) if python else "")
+            stdin = (json.dumps(secrets) + "\n").encode() if secrets else None
+            result = self.transport.run(script, timeout=self.command_timeout, stdin=stdin)
             found = [w for w in result.text().split() if w.startswith("deadline=")]
             if not result.ok or not found:
                 raise RemoteCommandError(f"{self.host}: could not start the run: "
@@ -194,7 +166,7 @@ class RunSession:
         except BaseException:
             self._remove_quietly()
             raise
-        self._last_data = self._last_keepalive = self._last_check = time.monotonic()
+        self._last_data = self._last_sample = self._last_keepalive = self._last_check = time.monotonic()
         choice = self.transport.run_dir_choice
         note = choice.note() if choice is not None and choice.path == run_dir else ""
         self.add_event(workbench_event("started", run_dir=run_dir, deadline=self.deadline, interval=self.interval,
@@ -203,16 +175,8 @@ class RunSession:
             self.add_event(workbench_event("warning", message=note))
 
     def _deadline_command(self, floor: float, add: float) -> str:
-        """RUN/deadline = max(floor, host uptime + add), replaced whole: readers never see it empty."""
-        tmp, path = f"{self.run_dir}/deadline.tmp", f"{self.run_dir}/deadline"
-        program = '{d = $1 + add; if (d < floor) d = floor; printf "%d\\n", d}'
-        # on failure one line of our own, not awk's: a full disk is the usual reason (under 64 KB free)
-        run = _q(self.run_dir)
-        why = (f"a=$(df -Pk {run} 2>/dev/null | awk 'NR > 1 {{print $4}}'); case $a in '' | *[!0-9]*) a=64;; esac; "
-               f"if [ \"$a\" -lt 64 ]; then echo {_q(f'no space left in the run directory {self.run_dir}')} >&2; "
-               f"else echo {_q(f'could not write {path}')} >&2; fi")
-        return (f"{{ awk -v add={add:.0f} -v floor={floor:.0f} {_q(program)} /proc/uptime > {_q(tmp)} "
-                f"&& mv -f {_q(tmp)} {_q(path)}; }} 2>/dev/null || {{ rm -f {_q(tmp)}; {why}; false; }}")
+        """RUN/deadline = max(floor, host uptime + add) (remote.run_scripts.deadline_command)."""
+        return deadline_command(self.run_dir, floor, add)
 
     # -- re-attaching ----------------------------------------------------------------------------
 
@@ -228,31 +192,17 @@ class RunSession:
         self.event_tail = EventTail(f"{run_dir}/events.jsonl")
         self.sample_tail = SampleTail(f"{run_dir}/samples.raw", self._parser or RawTickParser(),
                                       self._computer or TelemetryComputer())
-        # renewed at once: the host may be a few seconds from removing the run by itself
-        script = (f"cd {_q(run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; "
-                  + self._deadline_command(self.deadline, self.margin)
-                  + " && printf 'deadline=%s\\n' \"$(cat deadline)\"")
-        result = self.link.retrying(lambda transport: transport.run(script, timeout=self.command_timeout))
-        words = result.text().split()
-        if "gone" in words:
-            raise RunVanished(f"{self.host}: the run directory {run_dir} is gone (the host removes a run by itself "
-                              "once its deadline passes without a workbench)")
-        found = [w for w in words if w.startswith("deadline=")]
-        if not result.ok or not found:
-            raise RemoteCommandError(f"{self.host}: could not renew the run's deadline: "
-                                     f"{result.error_text() or result.text().strip() or 'no output'}")
-        self.deadline = float(found[-1].split("=", 1)[1])
+        self.deadline = renew_deadline(self.link, run_dir, self.deadline, self.margin,
+                                       lambda: self.command_timeout)
         self._removed = False
-        self._last_data = self._last_keepalive = self._last_check = time.monotonic()
+        self._last_data = self._last_sample = self._last_keepalive = self._last_check = time.monotonic()
         self.add_event(workbench_event("reattached", run_dir=run_dir, deadline=self.deadline, interval=self.interval))
 
     def read_agent_pid(self) -> int | None:
         """The agent's pid as the host recorded it (None for a monitor, or when it is not there yet)."""
         if not self.uses_agent:
             return None
-        with contextlib.suppress(BenchbayError, FileNotFoundError, ValueError):
-            return int(self.transport.get_bytes(f"{self.run_dir}/agent.pid").decode().strip())
-        return None
+        return read_agent_pid(self.transport, self.run_dir)
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -314,13 +264,16 @@ class RunSession:
                 if now - self._last_keepalive >= self.keepalive_every:
                     self._keepalive()
                 quiet = max(5.0, 3 * self.interval)
-                if self.done is None and now - self._last_data > quiet and now - self._last_check > quiet:
+                # an agent's events say nothing of the sampler: no ticks for as long is checked too
+                no_ticks = self.uses_agent and not self._sampler_warned and now - self._last_sample > quiet
+                if (self.done is None and (now - self._last_data > quiet or no_ticks)
+                        and now - self._last_check > quiet):
                     self._check_alive()
-        except BenchbayError as exc:
+        except RemoteError as exc:
             if not self.link.is_connection_problem(exc):
                 raise
             self.link.reconnect(exc)
-            self._last_data = self._last_check = time.monotonic()
+            self._last_data = self._last_sample = self._last_check = time.monotonic()
 
     def _read_new(self) -> None:
         got = False
@@ -332,6 +285,8 @@ class RunSession:
             while self.event_tail.problems:
                 self.add_event(self.event_tail.problems.pop(0))
         data = self._timed_read(self.sample_tail)
+        if data:
+            self._last_sample = time.monotonic()
         for sample in self.sample_tail.feed(data):
             self.samples.append(sample)
             self._call(self._on_sample, sample)
@@ -367,9 +322,7 @@ class RunSession:
 
     def _check_alive(self) -> None:
         self._last_check = time.monotonic()
-        script = (_ALIVE + f"cd {_q(self.run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; for f in agent sampler; "
-                  "do p=$(cat $f.pid 2>/dev/null); if [ -n \"$p\" ] && alive \"$p\"; "
-                  "then echo $f=alive; else echo $f=dead; fi; done")
+        script = liveness_script(self.run_dir)
         state = set(self.response_times.timed(lambda: self.transport.run(script, timeout=self.command_timeout))
                     .text().split())
         if "gone" in state:
@@ -384,92 +337,16 @@ class RunSession:
             self.failure = f"{self.host}: the telemetry sampler stopped: {self._log_tail('sampler.log')}"
         elif "sampler=dead" in state and not self._sampler_warned:
             self._sampler_warned = True
-            self.add_event(workbench_event("warning", message="the telemetry sampler stopped"))
+            self.add_event(workbench_event(
+                "warning", message=f"the telemetry sampler stopped: {self._log_tail('sampler.log')}"))
 
     def _log_tail(self, name: str) -> str:
-        with contextlib.suppress(BenchbayError, FileNotFoundError):
+        with contextlib.suppress(RemoteError, FileNotFoundError):
             text = self.transport.get_bytes(f"{self.run_dir}/{name}").decode("utf-8", "replace")
             lines = [line.strip() for line in text.splitlines() if line.strip()]
             if lines:
                 return lines[-1][:300]
         return f"no message in {name}"
-
-    # -- ending ----------------------------------------------------------------------------------
-
-    def finish(self) -> None:
-        """Stop the sampler, read what is left, remove RUN."""
-        self._retrying(self._stop_sampler)
-        self._retrying(self._drain)
-        self._retrying(self._remove)
-
-    def _retrying(self, step: Callable[[], None]) -> None:
-        self.link.retrying(lambda _transport: step())
-
-    def cancel(self) -> None:
-        """Ask the agent to stop (cancel file + SIGTERM), SIGKILL after a grace, then finish."""
-        if self.uses_agent and self.done is None:
-            self._retrying(lambda: self._signal_agent("TERM", touch_cancel=True))
-            end = time.monotonic() + CANCEL_GRACE
-            while self.done is None and time.monotonic() < end:
-                time.sleep(0.2)
-                self._retrying(self._read_new)
-            if self.done is None:
-                self._retrying(lambda: self._signal_agent("KILL"))
-                self.add_event(workbench_event("warning", message="the agent did not stop; it was killed"))
-        self.finish()
-        if self.done is None:  # a monitor, or an agent that had to be killed: the record says who ended it
-            self.add_event(workbench_event("done", status="cancelled", error=""))
-            self.done = self.events[-1]
-
-    def abort(self) -> None:
-        """After an error: kill what runs on the host and remove RUN, best effort, no reconnecting."""
-        if not self.run_dir or self._removed:
-            return
-        steps = [self._stop_sampler, self._remove]
-        if self.uses_agent:  # TERM first: the agent removes its test files; KILL what is left
-            steps[1:1] = [lambda: time.sleep(1.0), lambda: self._signal_agent("KILL")]
-            steps.insert(0, lambda: self._signal_agent("TERM", touch_cancel=True))
-        for step in steps:
-            try:
-                step()
-            except Exception as exc:
-                log.warning("%s: cleanup after an error failed: %s", self.host, exc)
-                return
-
-    def _signal_agent(self, signal_name: str, touch_cancel: bool = False) -> None:
-        if signal_name == "KILL":   # also the processes that left the agent's group (fio's jobs)
-            self.transport.run(kill_run_script(self.run_dir), timeout=self.command_timeout)
-            return
-        touch = "touch cancel; " if touch_cancel else ""
-        script = (f"cd {_q(self.run_dir)} 2>/dev/null || exit 0; {touch}p=$(cat agent.pid 2>/dev/null); "
-                  f"[ -n \"$p\" ] && kill -{signal_name} \"-$p\" 2>/dev/null; true")
-        self.transport.run(script, timeout=self.command_timeout)
-
-    def _stop_sampler(self) -> None:
-        # TERM its group (a host without setsid has none: then the pid), KILL what is left after 0.5 s,
-        # so the drain that follows reads its very last tick
-        script = (_ALIVE + f"cd {_q(self.run_dir)} 2>/dev/null || exit 0; p=$(cat sampler.pid 2>/dev/null); "
-                  "[ -n \"$p\" ] || exit 0; touch stop; for s in TERM KILL; do "
-                  "kill -$s \"-$p\" 2>/dev/null || kill -$s \"$p\" 2>/dev/null || break; i=0; "
-                  "while alive \"$p\" && [ $i -lt 5 ]; do sleep 0.1; i=$((i + 1)); done; done; true")
-        self.transport.run(script, timeout=self.command_timeout)
-
-    def _drain(self) -> None:
-        before = -1
-        while before != (self.event_tail.offset, self.sample_tail.offset):
-            before = (self.event_tail.offset, self.sample_tail.offset)
-            self._read_new()
-
-    def _remove(self) -> None:
-        if not self._removed:
-            self.transport.remove_dir(self.run_dir)
-            self._removed = True
-
-    def _remove_quietly(self) -> None:
-        try:
-            self._remove()
-        except Exception as exc:  # must not hide the error that brought us here
-            log.warning("%s: could not remove run directory %s: %s", self.host, self.run_dir, exc)
 
     @property
     def transport(self) -> Transport:

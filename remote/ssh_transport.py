@@ -13,7 +13,7 @@ import paramiko
 from paramiko.common import cMSG_CHANNEL_REQUEST
 from paramiko.sftp import SFTPError
 
-from remote.errors import BenchbayError, CommandTimeout, ConnectError, RemoteCommandError
+from remote.errors import CommandTimeout, ConnectError, RemoteCommandError, RemoteError
 from remote.exec_files import get_over_exec, put_over_exec
 from remote.login_shell import MarkerFilter, did_not_run_message, new_marker, wrap_command
 from remote.transport import CommandResult, Transport, to_shell
@@ -97,7 +97,7 @@ class SSHTransport(Transport):
             raise RemoteCommandError(did_not_run_message(self.name, user, raw.exit_status, out.before, err.before))
         return CommandResult(raw.exit_status, stdout, stderr if err.found else err.before)
 
-    def _failure(self, what: str, exc: BaseException) -> BenchbayError:
+    def _failure(self, what: str, exc: BaseException) -> RemoteError:
         """A dropped connection is a ConnectError (the caller may reconnect); anything else is not."""
         if not self.is_active():
             return ConnectError(f"{self.name}: the SSH connection was lost ({what})")

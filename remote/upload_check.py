@@ -12,7 +12,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from remote.run_dir import human_bytes, parse_df
+from remote.run_dir import bytes_text, parse_df
 
 # sha256sum (GNU, busybox), shasum (BSD, macOS), python3, else POSIX cksum: whichever the host has
 _HASH = (
@@ -68,7 +68,7 @@ def mismatch(data: bytes, uploaded: Uploaded, host: str, remote_path: str) -> st
 def free_space_text(df_output: str, directory: str) -> str:
     """"DIR has N KB free" from `df -Pk DIR`, or "" when df said nothing useful."""
     parsed = parse_df(df_output)
-    return f"{directory} has {human_bytes(parsed[0])} free" if parsed else ""
+    return f"{directory} has {bytes_text(parsed[0])} free" if parsed else ""
 
 
 def _crc_table() -> list[int]:

@@ -1,10 +1,8 @@
 """Errors the store raises; each message is one line the user can act on."""
 from __future__ import annotations
 
-from remote.errors import BenchbayError
 
-
-class StoreError(BenchbayError):
+class StoreError(Exception):
     """The database cannot be opened, migrated or written."""
 
 

@@ -1,4 +1,4 @@
-"""The host inventory. Speaks HostSpec; the built-in host `local` is never stored."""
+"""The host inventory. Speaks HostRecord; the built-in host `local` is never stored."""
 from __future__ import annotations
 
 import re
@@ -9,15 +9,15 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from remote.hostspec import AUTH_METHODS, LOCAL_HOST_NAME, HostSpec
 from storage.errors import DuplicateHost, NotFound, StoreError
 from storage.models import FactsSnapshot, Host, Run, utcnow
+from storage.records import RESERVED_HOST_NAME, HostRecord
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
 
 
-def _spec_from_row(row: Host) -> HostSpec:
-    return HostSpec(
+def _record_from_row(row: Host) -> HostRecord:
+    return HostRecord(
         name=row.name,
         address=row.address,
         port=row.port,
@@ -33,19 +33,19 @@ def _spec_from_row(row: Host) -> HostSpec:
     )
 
 
-def _copy_spec_to_row(spec: HostSpec, row: Host) -> None:
-    row.name = spec.name
-    row.address = spec.address
-    row.port = spec.port
-    row.user = spec.user
-    row.auth = spec.auth
-    row.key_path = spec.key_path
-    row.jump = spec.jump
-    row.keyring = spec.keyring
-    row.test_dir = spec.test_dir
-    row.run_dir = spec.run_dir
-    row.notes = spec.notes
-    row.tags = list(spec.tags)
+def _copy_record_to_row(record: HostRecord, row: Host) -> None:
+    row.name = record.name
+    row.address = record.address
+    row.port = record.port
+    row.user = record.user
+    row.auth = record.auth
+    row.key_path = record.key_path
+    row.jump = record.jump
+    row.keyring = record.keyring
+    row.test_dir = record.test_dir
+    row.run_dir = record.run_dir
+    row.notes = record.notes
+    row.tags = list(record.tags)
 
 
 # Host names end up in messages, terminals and file names: plain ASCII, no path tricks, no control codes.
@@ -61,22 +61,32 @@ def host_name_problem(name: str) -> str:
     return ""
 
 
-def _check_spec(spec: HostSpec, renaming_from: str = "") -> None:
-    name = spec.name.strip()
-    if not name or name != spec.name:
-        raise StoreError(f"host name {spec.name!r} is empty or has leading/trailing spaces")
+def check_host_name(name: str, renaming_from: str = "") -> None:
+    """Raise the error that refuses `name` for a stored host (after a rename from renaming_from)."""
+    stripped = name.strip()
+    if not stripped or stripped != name:
+        raise StoreError(f"host name {name!r} is empty or has leading/trailing spaces")
     problem = host_name_problem(name)
-    if problem and name.lower() != LOCAL_HOST_NAME:
+    if problem and name.lower() != RESERVED_HOST_NAME:
         # a host stored before names were checked can still be renamed, not otherwise changed
         raise StoreError(problem + ("; rename the host to change it" if renaming_from == name else ""))
-    if name.lower() == LOCAL_HOST_NAME:
+    if name.lower() == RESERVED_HOST_NAME:
         raise DuplicateHost(
-            f"'{LOCAL_HOST_NAME}' is the built-in host for this computer; choose another name"
+            f"'{RESERVED_HOST_NAME}' is the built-in host for this computer; choose another name"
         )
-    if spec.auth not in AUTH_METHODS:
-        raise StoreError(f"host {name}: unknown authentication method {spec.auth!r}")
-    if spec.port is not None and not 0 < spec.port < 65536:
-        raise StoreError(f"host {name}: port {spec.port} is not between 1 and 65535")
+
+
+# Which methods exist is the workbench's rule (it checks first); the store keeps any word its column holds.
+_AUTH_WIDTH = 20
+
+
+def _check_record(record: HostRecord, renaming_from: str = "") -> None:
+    check_host_name(record.name, renaming_from)
+    name = record.name
+    if not record.auth or len(record.auth) > _AUTH_WIDTH:
+        raise StoreError(f"host {name}: unknown authentication method {record.auth!r}")
+    if record.port is not None and not 0 < record.port < 65536:
+        raise StoreError(f"host {name}: port {record.port} is not between 1 and 65535")
 
 
 def _duplicate(name: str) -> DuplicateHost:
@@ -87,50 +97,50 @@ class HostRepository:
     def __init__(self, session: SessionFactory):
         self._session = session
 
-    def list(self) -> list[HostSpec]:
+    def list(self) -> list[HostRecord]:
         with self._session() as session:
             rows = session.scalars(select(Host).order_by(Host.name)).all()
-            return [_spec_from_row(row) for row in rows]
+            return [_record_from_row(row) for row in rows]
 
-    def get(self, name: str) -> HostSpec | None:
+    def get(self, name: str) -> HostRecord | None:
         with self._session() as session:
             row = session.scalar(select(Host).where(Host.name == name))
-            return _spec_from_row(row) if row is not None else None
+            return _record_from_row(row) if row is not None else None
 
-    def add(self, spec: HostSpec) -> None:
-        _check_spec(spec)
+    def add(self, record: HostRecord) -> None:
+        _check_record(record)
         try:
             with self._session() as session:
-                if session.scalar(select(Host.id).where(Host.name == spec.name)) is not None:
-                    raise _duplicate(spec.name)
+                if session.scalar(select(Host.id).where(Host.name == record.name)) is not None:
+                    raise _duplicate(record.name)
                 row = Host()
-                _copy_spec_to_row(spec, row)
+                _copy_record_to_row(record, row)
                 session.add(row)
         except IntegrityError as exc:   # another thread or process added the same name meanwhile
-            raise _duplicate(spec.name) from exc
+            raise _duplicate(record.name) from exc
 
-    def update(self, old_name: str, spec: HostSpec) -> None:
+    def update(self, old_name: str, record: HostRecord) -> None:
         """Replace the host named old_name; a rename carries the host's run history along."""
-        _check_spec(spec, renaming_from=old_name)
+        _check_record(record, renaming_from=old_name)
         try:
             with self._session() as session:
                 row = session.scalar(select(Host).where(Host.name == old_name))
                 if row is None:
                     raise NotFound(f"no host named {old_name!r}")
-                renamed = spec.name != old_name
-                if renamed and session.scalar(select(Host.id).where(Host.name == spec.name)) is not None:
-                    raise _duplicate(spec.name)
-                _copy_spec_to_row(spec, row)
+                renamed = record.name != old_name
+                if renamed and session.scalar(select(Host.id).where(Host.name == record.name)) is not None:
+                    raise _duplicate(record.name)
+                _copy_record_to_row(record, row)
                 row.updated_at = utcnow()
                 if renamed:
-                    session.execute(update(Run).where(Run.host_name == old_name).values(host_name=spec.name))
+                    session.execute(update(Run).where(Run.host_name == old_name).values(host_name=record.name))
                     session.execute(
                         update(FactsSnapshot)
                         .where(FactsSnapshot.host_name == old_name)
-                        .values(host_name=spec.name)
+                        .values(host_name=record.name)
                     )
         except IntegrityError as exc:
-            raise _duplicate(spec.name) from exc
+            raise _duplicate(record.name) from exc
 
     def remove(self, name: str) -> bool:
         """Forget the host; its runs stay (they are kept by name)."""

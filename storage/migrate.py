@@ -17,6 +17,7 @@ from sqlalchemy import inspect
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from storage.engine import make_engine, sqlite_path
 from storage.errors import StoreError
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -51,12 +52,6 @@ def describe(url: URL) -> str:
     path = sqlite_path(url)
     return str(path) if path is not None else url.render_as_string(hide_password=True)
 
-
-def sqlite_path(url: URL) -> Path | None:
-    """The file behind an SQLite URL; None for other backends and in-memory databases."""
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return None
-    return Path(url.database).expanduser()
 
 
 def check_sqlite_file(path: Path) -> None:
@@ -128,8 +123,6 @@ def schema_state(engine_or_url: Engine | str | URL) -> SchemaState:
         check_sqlite_file(path)
         state = _sqlite_state(path)
     else:
-        from storage.db import make_engine  # late: storage.db imports this module
-
         engine = engine_or_url if isinstance(engine_or_url, Engine) else make_engine(url)
         try:
             state = _engine_state(engine)
@@ -186,12 +179,7 @@ def migrate(engine_or_url: Engine | str | URL) -> Path | None:
     if head_revision() in state.revisions:
         return None
     own_engine = not isinstance(engine_or_url, Engine)
-    if own_engine:
-        from storage.db import make_engine
-
-        engine = make_engine(engine_or_url)
-    else:
-        engine = engine_or_url
+    engine = make_engine(engine_or_url) if own_engine else engine_or_url
     path = sqlite_path(engine.url)
     backup = backup_sqlite(path) if path is not None and state.revisions else None
     config = alembic_config()

@@ -1,17 +1,54 @@
 """Plain, immutable data that crosses threads; ORM objects never leave a session."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from enum import Enum
+from typing import Any, Protocol
 
-RUN_RUNNING = "running"
-RUN_DONE = "done"
-RUN_FAILED = "failed"
-RUN_CANCELLED = "cancelled"
-RUN_INTERRUPTED = "interrupted"   # its workbench went away and the host no longer had the run to collect
-RUN_STATUSES = (RUN_RUNNING, RUN_DONE, RUN_FAILED, RUN_CANCELLED, RUN_INTERRUPTED)
-FINAL_STATUSES = (RUN_DONE, RUN_FAILED, RUN_CANCELLED, RUN_INTERRUPTED)
+
+class RunStatus(str, Enum):
+    """A stored run's status; equal to its stored text, and printed as it (str, format and JSON)."""
+
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"   # its workbench went away and the host no longer had the run to collect
+
+    # enum.StrEnum does this from Python 3.11 on; Benchbay also runs on 3.10
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+# a tuple, not a set: messages list them in this order
+FINAL_STATUSES = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.INTERRUPTED)
+
+
+# The workbench's own computer: never stored in the inventory, so the name is not free to take.
+RESERVED_HOST_NAME = "local"
+
+
+@dataclass(frozen=True)
+class HostRecord:
+    """A host of the inventory as stored; the workbench turns it into what a connection needs."""
+
+    name: str
+    address: str = ""
+    port: int | None = None
+    user: str = ""
+    auth: str = "auto"              # the workbench knows the methods; the store keeps the word
+    key_path: str = ""
+    jump: str = ""
+    keyring: bool = False
+    test_dir: str = ""
+    run_dir: str = ""
+    notes: str = ""
+    tags: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -77,6 +114,25 @@ class ResultSample:
     value: float
     unit: str
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class SeriesInput(Protocol):
+    """What the store reads of a curve it is given: any record with these fields will do."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def unit(self) -> str: ...
+
+    @property
+    def t(self) -> Sequence[float]: ...
+
+    @property
+    def values(self) -> Sequence[float]: ...
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from storage.comparisons import add_comparison, checked_run_uids
 from storage.db import Store
 from storage.errors import StoreError
 from storage.models import Comparison, FactsSnapshot, Result, Run, RunEvent, Series
-from storage.records import RUN_STATUSES, SeriesData
+from storage.records import RunStatus, SeriesData
 from storage.run_document_reader import DocumentReader, DocumentSyntaxError
 from storage.run_export import DOCUMENT_FORMAT, DOCUMENT_VERSION, NON_FINITE_NAMES, run_document
 from storage.runs import clean_tags, event_row, series_row
@@ -111,7 +111,7 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
     run: dict[str, Any] = {name: _text(raw, name, where, _limit(Run, name)) for name in _TEXT_FIELDS}
     run["uid"] = _uid(_get(raw, "uid", where), f"{where}.uid")
     run["status"] = _text(raw, "status", where)
-    if run["status"] not in RUN_STATUSES:
+    if run["status"] not in set(RunStatus):
         raise _fail(f"{where}.status", f"unknown status {run['status']!r}")
     run["parameters"] = _mapping(_get(raw, "parameters", where), f"{where}.parameters")
     run["started_at"] = _time(_get(raw, "started_at", where), f"{where}.started_at")

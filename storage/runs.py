@@ -16,14 +16,15 @@ from storage.errors import NotFound
 from storage.models import FactsSnapshot, Result, Run, RunEvent, Series, pack_floats, unpack_floats, utcnow
 from storage.records import (
     FINAL_STATUSES,
-    RUN_RUNNING,
     AttachableRun,
     RemoteRunState,
     ResultSample,
     RunDetail,
     RunOwner,
     RunRecord,
+    RunStatus,
     SeriesData,
+    SeriesInput,
 )
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
@@ -111,7 +112,7 @@ def event_row(run_id: int, event: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def series_row(run_id: int, data: SeriesData) -> dict[str, Any]:
+def series_row(run_id: int, data: SeriesInput) -> dict[str, Any]:
     if len(data.t) != len(data.values):
         raise ValueError(
             f"series {data.name}/{data.device or 'host'}: {len(data.t)} times but {len(data.values)} values"
@@ -146,7 +147,7 @@ class RunRepository:
             run = Run(
                 host_name=host_name,
                 test=test,
-                status=RUN_RUNNING,
+                status=RunStatus.RUNNING.value,
                 parameters=dict(parameters),
                 started_at=utcnow(),
                 agent_version=agent_version,
@@ -160,10 +161,10 @@ class RunRepository:
         self, run_id: int, status: str, error: str = "", engine: str = "", engine_version: str = ""
     ) -> None:
         if status not in FINAL_STATUSES:
-            raise ValueError(f"a run finishes as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
+            raise ValueError(f"a run finishes as one of {', '.join(FINAL_STATUSES)}, not {str(status)!r}")
         with self._session() as session:
             run = self._run(session, run_id)
-            run.status = status
+            run.status = RunStatus(status).value   # the plain text, whether given as text or as RunStatus
             run.finished_at = utcnow()
             run.error = error
             run.remote_state = run.owner = None   # only a running run is re-attached to
@@ -184,7 +185,7 @@ class RunRepository:
 
     def running(self, host: str | None = None) -> list[AttachableRun]:
         """Runs still stored as running, oldest first, with their remote state and owner."""
-        query = select(Run).where(Run.status == RUN_RUNNING).order_by(Run.started_at, Run.id)
+        query = select(Run).where(Run.status == RunStatus.RUNNING.value).order_by(Run.started_at, Run.id)
         if host is not None:
             query = query.where(Run.host_name == host)
         with self._session() as session:
@@ -218,7 +219,7 @@ class RunRepository:
             if rows:
                 session.execute(insert(Result), rows)   # one executemany, not one INSERT per object
 
-    def add_series(self, run_id: int, series: Iterable[SeriesData]) -> None:
+    def add_series(self, run_id: int, series: Iterable[SeriesInput]) -> None:
         rows = [series_row(run_id, data) for data in series]
         with self._session() as session:
             self._run(session, run_id)

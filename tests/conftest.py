@@ -6,6 +6,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 pytest_plugins = [
     "tests.fixtures.sshd",
+    "tests.fixtures.tarpit",
     "tests.fixtures.postgres",
     "tests.fixtures.postfix",
     "tests.fixtures.exim",

@@ -5,13 +5,14 @@ the others blue, and the title says which way is better.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QWidget
 
-from app.compare.metrics import Metric
-from app.compare.model import Cell, Comparison, Row
+from widgets.compare_data import CellView, ComparisonData, MetricView, RowView
 from widgets.compare_table import BEST_MARK, better_text
 from widgets.plot_items import BACKGROUND, INK, MUTED, ThousandsAxis, escape
 
@@ -28,7 +29,8 @@ INSIDE_FROM = 0.55      # bars at least this share of the longest one carry thei
 class BarChart(pg.PlotWidget):
     """The bars of one metric."""
 
-    def __init__(self, item: Metric, column: list[tuple[Row, Cell]], parent: QWidget | None = None) -> None:
+    def __init__(self, item: MetricView, column: Sequence[tuple[RowView, CellView]],
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent, background=BACKGROUND, axisItems={"bottom": ThousandsAxis("bottom")})
         self.metric = item
         self.labels = [row.label for row, _cell in column]
@@ -92,7 +94,7 @@ class CompareBars(QWidget):
             chart.deleteLater()
         self.charts.clear()
 
-    def set_comparison(self, comparison: Comparison) -> None:
+    def set_comparison(self, comparison: ComparisonData) -> None:
         self.clear()
         for item in comparison.metrics:
             column = comparison.column(item.key)

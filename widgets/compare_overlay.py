@@ -12,9 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.compare.metrics import TEST_LABELS
-from app.compare.model import Comparison
-from app.compare.overlay import OVERLAYS, AlignedSeries
+from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView
 from widgets.host_panel import host_colour
 from widgets.plot_items import BACKGROUND, INK, MUTED, ElapsedAxis, escape, nice_ceiling
 
@@ -26,13 +24,14 @@ class CompareOverlay(QWidget):
 
     requested = Signal(str, object)     # overlay name ("disk.util"), test ("disk") or None
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, overlays: Sequence[OverlayChoice], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("compareOverlay")
+        self.overlays = tuple(overlays)
         self.metric_picker = QComboBox()
         self.metric_picker.setObjectName("overlayMetric")
-        for name, title, _unit in OVERLAYS:
-            self.metric_picker.addItem(title, name)
+        for overlay in self.overlays:
+            self.metric_picker.addItem(overlay.title, overlay.name)
         self.test_label = QLabel("Test:")
         self.test_picker = QComboBox()
         self.test_picker.setObjectName("overlayTest")
@@ -80,17 +79,17 @@ class CompareOverlay(QWidget):
         self.status.setText("Loading…")
         self.requested.emit(name, test)
 
-    def set_comparison(self, comparison: Comparison) -> bool:
+    def set_comparison(self, comparison: ComparisonData) -> bool:
         """Offer the tests of the compared runs; True when the runs changed (the curves must be reloaded)."""
         tests = list(dict.fromkeys(test for row in comparison.rows for test in row.tests))
-        colours = {run.id: host_colour(index) for index, row in enumerate(comparison.rows) for run in row.runs}
+        colours = {run_id: host_colour(index) for index, row in enumerate(comparison.rows) for run_id in row.run_ids}
         changed = colours != self._colours
         self._colours = colours
         current = self.test_picker.currentData()
         self.test_picker.blockSignals(True)
         self.test_picker.clear()
         for test in tests:
-            self.test_picker.addItem(TEST_LABELS.get(test, test), test)
+            self.test_picker.addItem(comparison.test_label(test), test)
         self.test_picker.setCurrentIndex(max(tests.index(current), 0) if current in tests else 0)
         self.test_picker.blockSignals(False)
         several = len(tests) > 1
@@ -105,7 +104,7 @@ class CompareOverlay(QWidget):
         self.set_overlays([])
         self.status.setText("")
 
-    def set_overlays(self, curves: Sequence[AlignedSeries]) -> None:
+    def set_overlays(self, curves: Sequence[SeriesView]) -> None:
         """Draw one curve per server; x: seconds since its test started."""
         plot = self.plot.getPlotItem()
         for curve in self.curves.values():
@@ -113,7 +112,7 @@ class CompareOverlay(QWidget):
         self.curves.clear()
         self.legend = []
         name, _test = self.choice()
-        title, unit = next(((t, u) for n, t, u in OVERLAYS if n == name), (name, ""))
+        title, unit = next(((o.title, o.unit) for o in self.overlays if o.name == name), (name, ""))
         top = 0.0
         for index, series in enumerate(curves):
             colour = self._colours.get(series.run_id, host_colour(index))

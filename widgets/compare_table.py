@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from app.compare.metrics import HIGHER, TEST_LABELS, Metric
-from app.compare.model import NO_VALUE, Cell, Comparison, Row
+from widgets.compare_data import CellView, ComparisonData, MetricView, RowView
+from widgets.format import NOT_AVAILABLE
 
 BEST_SHADE = QColor("#d5efd9")
 BASELINE_SHADE = QColor("#e1ebf7")
@@ -28,26 +28,26 @@ SPEC_WIDTH = 44       # characters per line of the spec under a server's name
 BAND_ROW = 0          # the row with the test names; servers start below it
 
 
-def better_text(item: Metric) -> str:
-    return "higher is better" if item.better == HIGHER else "lower is better"
+def better_text(item: MetricView) -> str:
+    return "higher is better" if item.higher_is_better else "lower is better"
 
 
-def header_text(item: Metric) -> str:
+def header_text(item: MetricView) -> str:
     """ "Random read 4 KiB\\nIOPS, ↑ better": the label wrapped, the unit and the direction below."""
-    arrow = "↑" if item.better == HIGHER else "↓"
+    arrow = "↑" if item.higher_is_better else "↓"
     unit = f"{item.unit}, " if item.unit else ""
     return "\n".join(textwrap.wrap(item.label, HEADER_WIDTH)) + f"\n{unit}{arrow} better"
 
 
-def server_text(row: Row) -> str:
+def server_text(row: RowView) -> str:
     first = row.label + (f"   {BASELINE_MARK}" if row.baseline else "")
     return first + "\n" + "\n".join(textwrap.wrap(row.spec, SPEC_WIDTH))
 
 
-def figure_text(cell: Cell | None, with_ratio: bool) -> str:
+def figure_text(cell: CellView | None, with_ratio: bool) -> str:
     """ "★ 61,000 (16 workers)\\n3.4x · best\\n⚠ cached" — the number first, what qualifies it below."""
     if cell is None or cell.value is None:
-        return NO_VALUE
+        return NOT_AVAILABLE
     first = (f"{BEST_MARK} " if cell.best else "") + cell.text + (f" ({cell.note})" if cell.note else "")
     second = []
     if with_ratio and cell.ratio_text:
@@ -60,7 +60,7 @@ def figure_text(cell: Cell | None, with_ratio: bool) -> str:
     return "\n".join(lines)
 
 
-def figure_tip(cell: Cell, baseline: Row | None, item: Metric) -> str:
+def figure_tip(cell: CellView, baseline: RowView | None, item: MetricView) -> str:
     lines = []
     if cell.best:
         lines.append(f"Best of the compared servers ({better_text(item)}).")
@@ -79,7 +79,7 @@ def _item(text: str, right: bool = True) -> QTableWidgetItem:
 
 
 class CompareTable(QTableWidget):
-    """The table of one Comparison; fixed to its contents' height (the view scrolls, not the table)."""
+    """The table of one comparison; fixed to its contents' height (the view scrolls, not the table)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -95,7 +95,7 @@ class CompareTable(QTableWidget):
         self.keys: list[str] = []          # metric key per column, from column 1 on
         self.labels: list[str] = []        # row label per server row, from row 1 on
 
-    def set_comparison(self, comparison: Comparison) -> None:
+    def set_comparison(self, comparison: ComparisonData) -> None:
         self.clear()
         metrics = comparison.metrics
         self.keys = [m.key for m in metrics]
@@ -116,16 +116,16 @@ class CompareTable(QTableWidget):
                 self.setItem(index, column, self._figure(row.cells.get(item.key), baseline, item))
         self._fit()
 
-    def _headers(self, comparison: Comparison) -> None:
+    def _headers(self, comparison: ComparisonData) -> None:
         server = QTableWidgetItem("Server")
         server.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.setHorizontalHeaderItem(0, server)
         for column, item in enumerate(comparison.metrics, start=1):
             head = QTableWidgetItem(header_text(item))
-            head.setToolTip(f"{TEST_LABELS.get(item.test, item.test)}: {item.header()}, {better_text(item)}.")
+            head.setToolTip(f"{comparison.test_label(item.test)}: {item.header()}, {better_text(item)}.")
             self.setHorizontalHeaderItem(column, head)
 
-    def _band(self, comparison: Comparison) -> None:
+    def _band(self, comparison: ComparisonData) -> None:
         """The test names over their columns (the table's second header line)."""
         corner = _item("", right=False)
         corner.setBackground(QBrush(BAND_SHADE))
@@ -135,7 +135,7 @@ class CompareTable(QTableWidget):
         column = 1
         for test in comparison.tests:
             width = sum(1 for m in comparison.metrics if m.test == test)
-            band = _item(TEST_LABELS.get(test, test))
+            band = _item(comparison.test_label(test))
             band.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
             band.setBackground(QBrush(BAND_SHADE))
             band.setFont(bold)
@@ -144,7 +144,7 @@ class CompareTable(QTableWidget):
                 self.setSpan(BAND_ROW, column, 1, width)
             column += width
 
-    def _figure(self, cell: Cell | None, baseline: Row | None, item: Metric) -> QTableWidgetItem:
+    def _figure(self, cell: CellView | None, baseline: RowView | None, item: MetricView) -> QTableWidgetItem:
         out = _item(figure_text(cell, baseline is not None))
         out.setData(Qt.ItemDataRole.UserRole, item.key)
         if cell is None or cell.value is None:

@@ -2,9 +2,10 @@
 
 Top to bottom: the summary paragraph, the baseline picker, the table (one row per server), the
 caveats (always in view, never only in tooltips), the bar charts per figure and the overlaid
-telemetry. The view never reads the store: the controller builds the Comparison
-(app.compare.model.build), hands it to set_comparison, and answers baselineChanged (rebuild with that
-baseline) and overlayRequested (load app.compare.overlay.aligned curves, then set_overlays).
+telemetry. The view never reads the store: the controller builds the comparison, hands it to
+set_comparison, and answers baselineChanged (rebuild with that baseline) and overlayRequested (load the
+aligned curves, then set_overlays). What it reads of them is declared in widgets.compare_data; the
+telemetry it can overlay is handed to it when it is made.
 """
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from app.compare.model import Comparison
-from app.compare.overlay import AlignedSeries
 from widgets.compare_bars import CompareBars
+from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView
 from widgets.compare_overlay import CompareOverlay
 from widgets.compare_table import BASELINE_MARK, BEST_MARK, CAVEAT_MARK, CompareTable
 from widgets.plot_items import MUTED, escape
@@ -26,7 +26,7 @@ QUIET_STYLE = f"color: {MUTED};"
 SUMMARY_STYLE = "font-size: 11pt; padding: 2px 0 4px 0;"
 
 
-def summary_html(comparison: Comparison) -> str:
+def summary_html(comparison: ComparisonData) -> str:
     """The summary paragraph with each winner on a line of its own: read at a glance, not parsed."""
     text, winners = comparison.summary(), comparison.winners()
     if not winners:
@@ -45,15 +45,15 @@ def _section(text: str) -> QLabel:
 
 
 class ComparisonView(QWidget):
-    """One app.compare.model.Comparison: summary, baseline, table, caveats, bar charts, telemetry."""
+    """One comparison: summary, baseline, table, caveats, bar charts, telemetry."""
 
     baselineChanged = Signal(object)          # the chosen row's first run id, or None
     overlayRequested = Signal(str, object)    # overlay name ("disk.util"), test ("disk") or None
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, overlays: Sequence[OverlayChoice], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("comparisonView")
-        self.comparison: Comparison | None = None
+        self.comparison: ComparisonData | None = None
         self.summary_label = QLabel("")
         self.summary_label.setObjectName("compareSummary")
         self.summary_label.setWordWrap(True)
@@ -72,7 +72,7 @@ class ComparisonView(QWidget):
         self.caveats_label.setWordWrap(True)
         self.caveats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.bars = CompareBars()
-        self.overlay = CompareOverlay()
+        self.overlay = CompareOverlay(overlays)
         self.content = QWidget()
         body = QVBoxLayout(self.content)
         body.setContentsMargins(0, 0, 0, 0)
@@ -107,7 +107,7 @@ class ComparisonView(QWidget):
 
     # -- public API ------------------------------------------------------------------------------
 
-    def set_comparison(self, comparison: Comparison) -> None:
+    def set_comparison(self, comparison: ComparisonData) -> None:
         """Show a comparison; asks for the telemetry overlay (overlayRequested) when the runs changed."""
         self.comparison = comparison
         self.summary_label.setText(summary_html(comparison))
@@ -126,7 +126,7 @@ class ComparisonView(QWidget):
         if self.overlay.set_comparison(comparison):
             self.overlay.request()
 
-    def set_overlays(self, curves: Sequence[AlignedSeries]) -> None:
+    def set_overlays(self, curves: Sequence[SeriesView]) -> None:
         self.overlay.set_overlays(curves)
 
     def clear(self, message: str = "") -> None:
@@ -155,7 +155,7 @@ class ComparisonView(QWidget):
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _fill_baselines(self, comparison: Comparison) -> None:
+    def _fill_baselines(self, comparison: ComparisonData) -> None:
         self.baseline_picker.blockSignals(True)
         self.baseline_picker.clear()
         self.baseline_picker.addItem(NO_BASELINE, None)

@@ -21,10 +21,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from remote.telemetry.sample import TelemetrySample
 from widgets.host_panel import UTIL_HINT, UTIL_SHORT, HostHeader, HostPanel, host_colour
 from widgets.host_series import METRICS, METRICS_BY_KEY, HostSeries, Marker
 from widgets.live_plot import DEFAULT_WINDOW, MUTED, LivePlot, PlotGroup
+from widgets.run_data import RunState
+from widgets.telemetry_data import TelemetryPoint
 
 MODE_GRID = "grid"
 MODE_OVERLAY = "overlay"
@@ -267,13 +268,13 @@ class Dashboard(QWidget):
 
     # -- data ------------------------------------------------------------------------------------
 
-    def add_sample(self, host: str, sample: TelemetrySample) -> None:
+    def add_sample(self, host: str, sample: TelemetryPoint) -> None:
         series = self.series.get(host) or self.add_host(host)
         if series.add_sample(sample):
             self._device_update(host)
         self._update_status(host)
 
-    def add_samples(self, host: str, samples: list[TelemetrySample]) -> None:
+    def add_samples(self, host: str, samples: list[TelemetryPoint]) -> None:
         series = self.series.get(host) or self.add_host(host)
         if series.add_samples(samples):
             self._device_update(host)
@@ -298,7 +299,7 @@ class Dashboard(QWidget):
     def _update_status(self, host: str) -> None:
         series = self.series[host]
         text = series.status_text()
-        if series.samples and series.state not in ("error", "failed"):
+        if series.samples and series.state not in (RunState.ERROR, RunState.FAILED):
             text = f"{text} · {series.samples} samples" if text else f"{series.samples} samples"
         text = text or "waiting for the first sample…"
         self.panels[host].header.set_status(text, series.state)

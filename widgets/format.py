@@ -1,6 +1,11 @@
-"""Human-readable numbers for the UI: sizes, durations, frequencies, timestamps. Pure functions."""
+"""Human-readable numbers for the UI: sizes, durations, frequencies, timestamps. Pure functions.
+
+Qt-free on purpose: app's command line, report and facts lines format with the same functions
+(passing their own `missing=` text), so a figure reads the same everywhere.
+"""
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta, timezone
 
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
@@ -9,10 +14,24 @@ _DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB")
 NOT_AVAILABLE = "—"
 
 
-def human_bytes(value: int | float | None, *, binary: bool = True, precision: int = 1) -> str:
+def number(value: float | None, decimals: int | None = None, missing: str = NOT_AVAILABLE) -> str:
+    """Thousands separated; by default three significant figures or so: 12,345 / 512 / 48.2 / 1.27 / 0.083.
+
+    decimals: a fixed number of decimals instead; missing: the text for None (and NaN).
+    """
+    if value is None or math.isnan(value):
+        return missing
+    if decimals is None:
+        size = abs(value)
+        decimals = 0 if size >= 100 else 1 if size >= 10 else 2 if size >= 1 else 3
+    return f"{value:,.{decimals}f}"
+
+
+def human_bytes(value: int | float | None, *, binary: bool = True, precision: int = 1,
+                missing: str = NOT_AVAILABLE) -> str:
     """24_000_000_000 -> "22.4 GiB" (binary, like free -h) or "24.0 GB" (decimal, like disk labels)."""
     if value is None:
-        return NOT_AVAILABLE
+        return missing
     step = 1024.0 if binary else 1000.0
     units = _BINARY_UNITS if binary else _DECIMAL_UNITS
     size = float(value)

@@ -1,6 +1,7 @@
-"""Add or edit an SSH host. Checks the input as it is typed; returns a HostSpec, touches nothing else."""
+"""Add or edit an SSH host. Checks the input as it is typed; returns HostFields, touches nothing else."""
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -19,29 +20,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from remote.hostspec import AUTH_AGENT, AUTH_AUTO, AUTH_KEY, AUTH_PASSWORD, LOCAL_HOST_NAME, HostSpec
+from widgets.host_data import AuthChoice, HostFields
 
-AUTH_CHOICES = (
-    (AUTH_AUTO, "Automatic (ssh-agent and keys)"),
-    (AUTH_KEY, "Key file"),
-    (AUTH_AGENT, "ssh-agent only"),
-    (AUTH_PASSWORD, "Password"),
-)
 PORT_FROM_CONFIG = 0   # the spin box's blank value: take the port from ~/.ssh/config (or 22)
 
 
-def validate(spec: HostSpec, *, taken_names: set[str], ssh_aliases: set[str]) -> tuple[str, bool]:
-    """The first problem with the spec as ("message", is_error); ("", False) when it is fine.
+def _choice(choices: Sequence[AuthChoice], value: str) -> AuthChoice:
+    return next((c for c in choices if c.value == value), AuthChoice(value, value))
 
-    is_error False means "not filled in yet": shown as a hint, not in red.
+
+def validate(spec: HostFields, *, taken_names: Collection[str], ssh_aliases: Collection[str],
+             reserved_names: Collection[str] = (), auth_choices: Sequence[AuthChoice] = ()) -> tuple[str, bool]:
+    """The first problem with the host as ("message", is_error); ("", False) when it is fine.
+
+    is_error False means "not filled in yet": shown as a hint, not in red. reserved_names: the
+    built-in hosts' names; auth_choices: says which authentication needs a key file.
     """
     name = spec.name
     if not name:
         return "Enter a name for the host.", False
     if any(ch.isspace() for ch in name):
         return "The name cannot contain spaces.", True
-    if name == LOCAL_HOST_NAME:
-        return "“local” is the built-in host for this computer; choose another name.", True
+    if name in reserved_names:
+        return f"“{name}” is the built-in host for this computer; choose another name.", True
     if name in taken_names:
         return f"There is already a host named “{name}”.", True
     if not spec.address and name not in ssh_aliases:
@@ -50,7 +51,7 @@ def validate(spec: HostSpec, *, taken_names: set[str], ssh_aliases: set[str]) ->
         return "The address cannot contain spaces.", True
     if spec.port is not None and not 1 <= spec.port <= 65535:
         return "The port must be between 1 and 65535.", True
-    if spec.auth == AUTH_KEY:
+    if _choice(auth_choices, spec.auth).needs_key:
         if not spec.key_path:
             return "Choose the key file.", False
         if not Path(spec.key_path).expanduser().is_file():
@@ -64,19 +65,27 @@ def validate(spec: HostSpec, *, taken_names: set[str], ssh_aliases: set[str]) ->
 
 
 class HostEditor(QDialog):
-    """`spec()` is the host as entered; OK stays disabled while the input is not valid."""
+    """`fields()` is the host as entered; OK stays disabled while the input is not valid.
+
+    app hands in the authentication choices and the built-in hosts' names (which the user cannot take).
+    """
 
     def __init__(
         self,
         existing_names: set[str] | list[str] = (),
         ssh_aliases: list[str] = (),
         jump_hosts: list[str] = (),
-        spec: HostSpec | None = None,
+        spec: HostFields | None = None,
         parent: QWidget | None = None,
+        *,
+        auth_choices: Sequence[AuthChoice],
+        reserved_names: Collection[str],
     ) -> None:
         super().__init__(parent)
         self.setObjectName("hostEditor")
         self._original = spec
+        self._choices = tuple(auth_choices)
+        self._reserved = frozenset(reserved_names)
         self._aliases = set(ssh_aliases)
         self._taken = set(existing_names) - ({spec.name} if spec else set())
         self.setWindowTitle(f"Edit host {spec.name}" if spec else "Add host")
@@ -95,8 +104,8 @@ class HostEditor(QDialog):
         self.user_edit.setPlaceholderText("from ~/.ssh/config, else your user name")
 
         self.auth_combo = QComboBox()
-        for value, label in AUTH_CHOICES:
-            self.auth_combo.addItem(label, value)
+        for choice in self._choices:
+            self.auth_combo.addItem(choice.label, choice.value)
         self.key_edit = QLineEdit()
         self.key_edit.setPlaceholderText("~/.ssh/id_ed25519")
         self.browse_button = QPushButton("Browse…")
@@ -112,7 +121,7 @@ class HostEditor(QDialog):
         self.jump_combo.setEditable(True)
         self.jump_combo.addItem("")
         for name in jump_hosts:
-            if name != LOCAL_HOST_NAME and (spec is None or name != spec.name):
+            if name not in self._reserved and (spec is None or name != spec.name):
                 self.jump_combo.addItem(name)
         self.jump_combo.lineEdit().setPlaceholderText("none — or another host, or user@host:port")
 
@@ -120,7 +129,7 @@ class HostEditor(QDialog):
         self.test_dir_edit.setPlaceholderText("where disk tests write; blank = a temporary directory")
         self.run_dir_edit = QLineEdit()
         self.run_dir_edit.setObjectName("runDirEdit")
-        self.run_dir_edit.setPlaceholderText("blank = $TMPDIR, /tmp or /var/tmp, whichever has room")
+        self.run_dir_edit.setPlaceholderText("blank = $TMPDIR, else /tmp, else /var/tmp")
         self.run_dir_edit.setToolTip("Where Benchbay puts the agent and its files first on this host; when it "
                                      "is full, the next of $TMPDIR, /tmp, /var/tmp is used and the run says so.")
         self.notes_edit = QPlainTextEdit()
@@ -172,31 +181,36 @@ class HostEditor(QDialog):
 
     # -- public ----------------------------------------------------------------------------------
 
-    def spec(self) -> HostSpec:
+    def fields(self) -> HostFields:
         port = self.port_spin.value()
-        base = self._original or HostSpec(name="")
+        base = self._original or HostFields(name="")
         auth = self.auth_combo.currentData()
+        choice = _choice(self._choices, auth)
         return base.with_changes(
             name=self.name_edit.text().strip(),
             address=self.address_edit.text().strip(),
             port=None if port == PORT_FROM_CONFIG else port,
             user=self.user_edit.text().strip(),
             auth=auth,
-            key_path=self.key_edit.text().strip() if auth == AUTH_KEY else "",
+            key_path=self.key_edit.text().strip() if choice.needs_key else "",
             jump=self.jump_combo.currentText().strip(),
             test_dir=self.test_dir_edit.text().strip(),
             run_dir=self.run_dir_edit.text().strip(),
             notes=self.notes_edit.toPlainText().strip(),
             # a password kept in the keyring makes no sense once the host uses keys
-            keyring=base.keyring and auth == AUTH_PASSWORD,
+            keyring=base.keyring and choice.asks_password,
         )
 
     def problem(self) -> str:
-        return validate(self.spec(), taken_names=self._taken, ssh_aliases=self._aliases)[0]
+        return self._validate()[0]
+
+    def _validate(self) -> tuple[str, bool]:
+        return validate(self.fields(), taken_names=self._taken, ssh_aliases=self._aliases,
+                        reserved_names=self._reserved, auth_choices=self._choices)
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _load(self, spec: HostSpec) -> None:
+    def _load(self, spec: HostFields) -> None:
         self.name_edit.setText(spec.name)
         self.address_edit.setText(spec.address)
         self.port_spin.setValue(spec.port if spec.port is not None else PORT_FROM_CONFIG)
@@ -221,13 +235,13 @@ class HostEditor(QDialog):
         self._revalidate()
 
     def _revalidate(self) -> None:
-        key_auth = self.auth_combo.currentData() == AUTH_KEY
+        key_auth = _choice(self._choices, self.auth_combo.currentData()).needs_key
         self._key_holder.setEnabled(key_auth)
         if self._key_label is not None:
             self._key_label.setEnabled(key_auth)
         alias = self.name_edit.text().strip() in self._aliases
         self.address_edit.setPlaceholderText("from ~/.ssh/config" if alias else "host name or IP address")
-        message, is_error = validate(self.spec(), taken_names=self._taken, ssh_aliases=self._aliases)
+        message, is_error = self._validate()
         self.ok_button.setEnabled(not message)
         self.hint.setText(message or ("Address, port and user come from ~/.ssh/config where left blank."
                                       if alias else ""))

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from remote.hostspec import HostSpec
+from widgets.host_data import HostView
 
 STATUS_UNKNOWN = "unknown"
 STATUS_CONNECTING = "connecting"
@@ -39,7 +39,7 @@ _STATUS_WORDS = {
 }
 
 
-def host_subtitle(spec: HostSpec) -> str:
+def host_subtitle(spec: HostView) -> str:
     """The grey second line: where the host is."""
     if spec.is_local:
         return "this computer"
@@ -139,7 +139,7 @@ class HostList(QListWidget):
         self.setMouseTracking(True)
         self._delegate = HostDelegate(self)
         self.setItemDelegate(self._delegate)
-        self._specs: dict[str, HostSpec] = {}
+        self._specs: dict[str, HostView] = {}
         self._spinner = QTimer(self)
         self._spinner.setInterval(60)
         self._spinner.timeout.connect(self._spin)
@@ -148,7 +148,7 @@ class HostList(QListWidget):
 
     # -- content ---------------------------------------------------------------------------------
 
-    def set_hosts(self, specs: list[HostSpec]) -> None:
+    def set_hosts(self, specs: list[HostView]) -> None:
         """Show these hosts (`local` first); keeps statuses, messages and the selection by name."""
         current = self.current_host()
         previous = {name: (self.status(name), self.message(name)) for name in self.host_names()}
@@ -176,7 +176,7 @@ class HostList(QListWidget):
             self.current_host_changed.emit("")
         self._update_spinner()
 
-    def spec(self, name: str) -> HostSpec | None:
+    def spec(self, name: str) -> HostView | None:
         return self._specs.get(name)
 
     def host_names(self) -> list[str]:

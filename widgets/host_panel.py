@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSize
 
 from widgets.host_series import CPU_STACK, HostSeries, Marker
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
+from widgets.run_data import RunState
 
 READ = "#2f6db5"
 WRITE = "#e07b24"
@@ -15,7 +16,8 @@ UTIL_SHORT = "%util: busy time, not saturation on SSD, NVMe or RAID"
 CPU_COLOURS = {"user": "#4c9f70", "system": "#d0453a", "iowait": "#e5a823", "steal": "#8e6bbf"}
 HOST_COLOURS = ("#2f6db5", "#e07b24", "#2e9d5b", "#d0453a", "#8e6bbf", "#8c564b", "#d65fb2", "#17a2b8",
                 "#6b7785", "#a0a020")
-_STATE_COLOURS = {"error": "#d0453a", "failed": "#d0453a", "reconnecting": "#b7791f", "cancelled": "#8a6d1f"}
+_STATE_COLOURS = {RunState.ERROR: "#d0453a", RunState.FAILED: "#d0453a", RunState.RECONNECTING: "#b7791f",
+                  RunState.CANCELLED: "#8a6d1f"}
 
 # (plot key, title, y range, smallest y top, curves: (curve key, legend name, buffer key, colour))
 PANEL_PLOTS: tuple[tuple[str, str, tuple[float, float] | None, float, tuple[tuple[str, str, str, str], ...]], ...] = (

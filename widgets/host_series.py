@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from remote.telemetry.sample import TelemetrySample
 from widgets.ring_buffer import RingBuffer
+from widgets.run_data import RunState
+from widgets.telemetry_data import TelemetryPoint
 
 # per-device buffers: sysstat keys plus derived ones (MB/s = kB/s / 1024, iops = r/s + w/s)
 DISK_BUFFERS = ("util", "aqu-sz", "r/s", "w/s", "rMB/s", "wMB/s", "MB/s", "iops", "r_await", "w_await")
@@ -86,7 +87,7 @@ def _disk_values(stats: dict[str, float]) -> dict[str, float]:
             "r_await": stats.get("r_await", 0.0), "w_await": stats.get("w_await", 0.0)}
 
 
-def _host_values(sample: TelemetrySample) -> dict[str, float]:
+def _host_values(sample: TelemetryPoint) -> dict[str, float]:
     cpu = sample.cpu
     values = {f"cpu.{k}": cpu.get(k, 0.0) for k in CPU_STACK}
     values["cpu.busy"] = max(0.0, 100.0 - cpu["idle"]) if "idle" in cpu else 0.0
@@ -139,7 +140,7 @@ class HostSeries:
             return per_device[key[5:]] if per_device else self.empty
         return self.host[key]
 
-    def add_sample(self, sample: TelemetrySample) -> bool:
+    def add_sample(self, sample: TelemetryPoint) -> bool:
         """Append one sample; True when the chosen device changed or a new device appeared."""
         if self.t0 is None:
             self.t0 = sample.t - sample.interval
@@ -159,7 +160,7 @@ class HostSeries:
         self.samples += 1
         return self._choose_device() or changed
 
-    def add_samples(self, samples: Iterable[TelemetrySample]) -> bool:
+    def add_samples(self, samples: Iterable[TelemetryPoint]) -> bool:
         """Append many samples at once (a stored run): one numpy copy per buffer."""
         samples = list(samples)
         if not samples:
@@ -229,7 +230,7 @@ class HostSeries:
             near = [m for m in self.markers if abs(m.x - x) < MERGE_S]
             point = next((m for m in near if m.kind == "point"), None)
             if kind == "phase_start":
-                self.phase, self.progress, self.eta, self.state = label, None, None, "running"
+                self.phase, self.progress, self.eta, self.state = label, None, None, RunState.RUNNING
                 if point is not None:
                     self._replace(point, Marker(point.x, _merged_label(point.label, label), "point"))
                     return True, True
@@ -262,27 +263,27 @@ class HostSeries:
             self.message = str(event.get("message") or "")
             return False, True
         if kind == "error":
-            self.state, self.message = "error", str(event.get("message") or "error")
+            self.state, self.message = RunState.ERROR, str(event.get("message") or "error")
             return False, True
         if kind == "done":
-            status = str(event.get("status") or "done")
+            status = str(event.get("status") or RunState.DONE)
             self.state = status
             self.message = str(event.get("error") or "")
             return False, True
         if kind == "disconnected":
-            self.state, self.message = "reconnecting", str(event.get("message") or "connection lost")
+            self.state, self.message = RunState.RECONNECTING, str(event.get("message") or "connection lost")
             return False, True
         if kind == "reconnected":
             outage = event.get("outage_s")
-            self.state = "running"
+            self.state = RunState.RUNNING
             self.message = f"reconnected after {outage:.0f} s" if isinstance(outage, (int, float)) else "reconnected"
             return False, True
         if kind == "warning":
             self.message = str(event.get("message") or "")
             return False, True
         if kind in ("start", "started", "facts", "result"):
-            if self.state in ("", "connecting"):
-                self.state = "running"
+            if self.state in ("", RunState.CONNECTING):
+                self.state = RunState.RUNNING
                 interval = event.get("interval")
                 self.message = f"sampling every {interval:g} s" if isinstance(interval, (int, float)) else ""
                 return False, True
@@ -295,11 +296,11 @@ class HostSeries:
     def status_text(self) -> str:
         """One line: what the host is doing (phase, progress, ETA) or why it stopped."""
         parts = []
-        if self.state in ("error", "failed"):
+        if self.state in (RunState.ERROR, RunState.FAILED):
             return f"error: {self.message}" if self.message else "failed"
-        if self.state in ("done", "cancelled", "stopped"):
+        if self.state in (RunState.DONE, RunState.CANCELLED, RunState.STOPPED):
             return self.message or self.state
-        if self.state == "reconnecting":
+        if self.state == RunState.RECONNECTING:
             return f"reconnecting… {self.message}".strip()
         if self.phase:
             parts.append(self.phase)

@@ -1,42 +1,18 @@
 """A stored mail storm over time: messages accepted per second, and the MTA's queue depth as it was polled.
 
-Both come from the results' metadata (the agent's accepts per whole second from the first attempt,
-and (seconds, depth) pairs of the queue polls), so a stored or imported run draws them again.
+app reads both from the results' metadata (MailSeries); this only draws them.
 """
 from __future__ import annotations
-
-from collections.abc import Iterable
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from app.summary.run import result_field
 from widgets.plot_items import MUTED, ThousandsAxis, small_plot
+from widgets.results_data import MailSeries
 
 ACCEPTS = "#2f6db5"
 QUEUE = "#d9822b"
 HEIGHT_PX = 200
-
-
-
-def mail_series(results: Iterable[Any]) -> tuple[list[float], list[float], list[float], list[float]]:
-    """(seconds, accepts in that second), (seconds, queue depth) of a mail storm's results; empty lists when
-    the run has none (another test, or no queue tool on the host)."""
-    accepts: list[float] = []
-    queue: list[list[float]] = []
-    for result in results:
-        if result_field(result, "test") != "mailstorm":
-            continue
-        meta = result_field(result, "metadata") or {}
-        metric = result_field(result, "metric")
-        if metric == "accepted_per_s" and isinstance(meta.get("per_second"), list):
-            accepts = [float(v) for v in meta["per_second"] if isinstance(v, (int, float))]
-        elif metric == "queue_max" and isinstance(meta.get("series"), list):
-            queue = [p for p in meta["series"] if isinstance(p, (list, tuple)) and len(p) == 2
-                     and all(isinstance(v, (int, float)) for v in p)]
-    return ([float(i) for i in range(len(accepts))], accepts,
-            [float(t) for t, _ in queue], [float(d) for _, d in queue])
 
 
 def _plot(title: str, x_label: str) -> pg.PlotWidget:
@@ -63,8 +39,9 @@ class MailCharts(QWidget):
         layout.addWidget(self.queue_plot)
         self.setVisible(False)
 
-    def set_results(self, results: Iterable[Any]) -> None:
-        seconds, accepts, polled_at, depths = mail_series(results)
+    def set_series(self, series: MailSeries | None) -> None:
+        series = series or MailSeries()
+        seconds, accepts, polled_at, depths = series.seconds, series.accepts, series.polled_at, series.depths
         self.setVisible(bool(accepts))
         # step mode draws each second as a flat bar from t to t + 1: one more edge than values
         self.accepts_curve.setData(seconds + [float(len(accepts))] if accepts else [], accepts)

@@ -4,8 +4,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from storage.records import RunRecord
 from widgets.live_plot import MUTED
+from widgets.run_data import RunRow
 
 
 class NoteEditor(QWidget):
@@ -16,7 +16,7 @@ class NoteEditor(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("noteEditor")
-        self._runs: list[RunRecord] = []
+        self._runs: list[RunRow] = []
         self._loaded = ""
         self.title = QLabel()
         self.title.setStyleSheet("font-weight: 600;")
@@ -41,7 +41,7 @@ class NoteEditor(QWidget):
         layout.addLayout(bar)
         self.set_runs([])
 
-    def set_runs(self, runs: list[RunRecord]) -> None:
+    def set_runs(self, runs: list[RunRow]) -> None:
         """The selected runs; an unsaved edit of the same runs is kept."""
         same = [r.id for r in runs] == [r.id for r in self._runs]
         edited = self.text.toPlainText() != self._loaded

@@ -3,20 +3,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
-
-if TYPE_CHECKING:
-    from widgets.live_plot import LivePlot
 
 FRAME_MS = 33                  # ~30 Hz
 DEFAULT_WINDOW = 300.0         # seconds shown while following: the last 5 minutes
 WINDOW_STEPS = 300             # the followed window moves by 1/300 of its span at most
 MIN_SPAN = 10.0                # the x axis never shows less than this many seconds while following
 MOVES_PER_FRAME = 4            # plots whose x window moves in one frame
+
+
+class GroupMember(Protocol):
+    """What the group calls on its plots (widgets.live_plot.GroupMember is one)."""
+
+    @property
+    def view_box(self) -> pg.ViewBox: ...
+    def setXRange(self, x0: float, x1: float, /, padding: float | None = None) -> None: ...
+    def on_screen(self) -> bool: ...
+    def refresh(self) -> int: ...                  # setData calls made
+    def newest_t(self) -> float | None: ...
+    def fit_y(self, x0: float, x1: float) -> None: ...
 
 
 class PlotGroup(QObject):
@@ -32,7 +41,7 @@ class PlotGroup(QObject):
     def __init__(self, parent: QObject | None = None, window: float | None = DEFAULT_WINDOW,
                  active: bool = True) -> None:
         super().__init__(parent)
-        self.plots: list[LivePlot] = []
+        self.plots: list[GroupMember] = []
         self.window = window
         self.follow = True
         self.frames = 0
@@ -44,7 +53,7 @@ class PlotGroup(QObject):
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self.frame)
 
-    def add(self, plot: LivePlot) -> None:
+    def add(self, plot: GroupMember) -> None:
         if plot in self.plots:
             return
         self.plots.append(plot)
@@ -57,7 +66,7 @@ class PlotGroup(QObject):
         if self._active and not self._timer.isActive():
             self._timer.start()
 
-    def remove(self, plot: LivePlot) -> None:
+    def remove(self, plot: GroupMember) -> None:
         if plot in self.plots:
             self.plots.remove(plot)
             plot.view_box.sigXRangeChanged.disconnect(self._x_changed)
@@ -71,7 +80,7 @@ class PlotGroup(QObject):
         self.set_x_range(float(x_range[0]), float(x_range[1]), source=view_box)
 
     def set_x_range(self, x0: float, x1: float, source: pg.ViewBox | None = None,
-                    plots: list[LivePlot] | None = None) -> None:
+                    plots: list[GroupMember] | None = None) -> None:
         """Show seconds x0..x1 in the plots (default: every plot of the group)."""
         self._syncing = True
         try:
@@ -108,7 +117,7 @@ class PlotGroup(QObject):
         if follow and self._active:
             self.frame()
 
-    def manual_range(self, _plot: LivePlot) -> None:
+    def manual_range(self, _plot: GroupMember) -> None:
         self.set_follow(False)
 
     def frame(self) -> int:

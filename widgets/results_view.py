@@ -1,18 +1,12 @@
 """The results of a stored run: warnings first, then a table, latency percentiles and the sweep curve.
 
-Takes plain data (a RunRecord, its ResultSamples, the run's warning messages). Disk results are
-"{job}.{quantity}" metrics of the test "disk" (iops, mbps, lat_mean, lat_p50 ... lat_p99.9) with the
-engine and direct/cached in their metadata; CPU results are single, multi, scaling and
-"{single|multi}.{kernel}"; mail storm and restore runs get their summary lines and a table (latency per
-SMTP stage, or one row per pg_restore pass) with their labels (synthetic, non-durable, file level) in the
-title; anything else is listed as metric, value, unit. What the figures mean
-(job labels, numbers, the sweep, the caveats) is app.summary.run's, as `benchbay run` prints it;
-this is only its Qt layer.
+Lays out a ResultsPage (widgets.results_data): app has already worded and formatted every figure,
+the same way `benchbay run` prints them; this is only the Qt layer. Keeps `cell(row, column)` so a
+test reads the table as the user does.
 """
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -29,58 +23,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.summary.run import (
-    CPU_KERNELS,
-    LATENCIES,
-    MISSING,
-    NO_VALUE,
-    VERSION_KEYS,
-    DiskJob,
-    Table,
-    caveats,
-    cpu_figures,
-    cpu_versions,
-    disk_jobs,
-    disk_sweep,
-    engine_text,
-    job_label,
-    number,
-    sweep_knee,
-)
-from app.summary.services import (
-    FILE_LEVEL_LABEL,
-    NON_DURABLE_LABEL,
-    SYNTHETIC_LABEL,
-    mail_latency_table,
-    mail_lines,
-    mail_synthetic,
-    restore_kind,
-    restore_lines,
-    restore_non_durable,
-    restore_table,
-)
 from widgets.live_plot import MUTED
 from widgets.mail_charts import MailCharts
 from widgets.plot_items import small_plot
+from widgets.results_data import Align, BarChart, CellData, Highlight, ResultsPage, SweepData, TableData
+from widgets.run_data import RunState
 
-DISK_COLUMNS = ("Job", "IOPS", "MB/s", "Mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "Engine", "I/O")
 BAR = "#2f6db5"
-CACHED = QColor("#f6e3b4")
+HIGHLIGHTS = {Highlight.CAUTION: QColor("#f6e3b4")}   # cached I/O: pale amber, like the warnings
 BADGE_STYLE = "background: #c0392b; color: white; font-weight: bold"
 WARN_STYLE = "background: #fff4d6; border: 1px solid #e5c36b; border-radius: 3px; padding: 4px; color: #5c4500;"
 
 
-def _number(value: float | None, decimals: int | None = None) -> str:
-    return number(value, decimals, missing=NO_VALUE)
-
-
-def _item(text: str, tip: str = "", right: bool = True) -> QTableWidgetItem:
-    item = QTableWidgetItem(text)
+def _item(cell: CellData) -> QTableWidgetItem:
+    item = QTableWidgetItem(cell.text)
     item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-    if right:
+    if cell.align == Align.RIGHT:
         item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    if tip:
-        item.setToolTip(tip)
+    elif cell.align == Align.CENTER:
+        item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+    if cell.tip:
+        item.setToolTip(cell.tip)
+    if cell.highlight in HIGHLIGHTS:
+        item.setBackground(HIGHLIGHTS[cell.highlight])
     return item
 
 
@@ -135,118 +100,36 @@ class ResultsView(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
 
-    def set_results(self, run: Any, results: list[Any], warnings: list[str] | None = None) -> None:
-        """run: a RunRecord; results: ResultSamples; warnings: the run's warning messages."""
-        status = "" if run.status == "done" else f" — <span style='color:#c0392b'>{run.status}</span>"
-        self.title.setText(f"<b>Run #{run.id}</b> · {run.host_name} · {run.test} test{status}")
-        notes = caveats(results, warnings or [])
-        self.warnings_label.setText("\n".join(f"⚠ {note}" for note in notes))
-        self.warnings_label.setVisible(bool(notes))
+    def set_page(self, page: ResultsPage) -> None:
+        """Show one run's results, as app worded them."""
+        status = "" if page.status == RunState.DONE else f" — <span style='color:#c0392b'>{page.status}</span>"
+        title = f"<b>Run #{page.run_id}</b> · {page.host_name} · {page.test} test{status}"
+        if page.subtitle:
+            title += f"<br><span style='color:{MUTED}'>{page.subtitle}</span>"
+        title += "".join(f" <span style='{BADGE_STYLE}'>&nbsp;{b}&nbsp;</span>" for b in page.badges)
+        self.title.setText(title)
+        self.warnings_label.setText("\n".join(f"⚠ {note}" for note in page.warnings))
+        self.warnings_label.setVisible(bool(page.warnings))
         self._clear_latency()
-        self.summary_label.setText("")
-        tests = {sample.test for sample in results}
-        jobs = disk_jobs(results, reading_order=True)
-        if tests & {"mailstorm", "restore"}:
-            self._service(results)
-        elif jobs:
-            self._disk_table(jobs)
-            self._latency_charts(jobs)
-        elif any(s.test == "cpu" for s in results):
-            self._cpu_table(results)
-        else:
-            self._generic_table(results)
-        points = disk_sweep(results)
-        self.sweep_data = ([w for w, _ in points], [i for _, i in points])
-        self._sweep(*self.sweep_data)
-        self.mail_charts.set_results(results)
-        self.summary_label.setVisible(bool(self.summary_label.text()))
+        self.summary_label.setText("\n".join(page.summary_lines))
+        self._fill(page.table)
+        self._latency_charts(page.latency)
+        self.sweep_data = (list(page.sweep.workers), list(page.sweep.iops))
+        self._sweep(page.sweep)
+        self.mail_charts.set_series(page.mail)
+        self.summary_label.setVisible(bool(page.summary_lines))
         self._fit_table()
 
-    # -- tables ----------------------------------------------------------------------------------
+    # -- table -----------------------------------------------------------------------------------
 
-    def _disk_table(self, jobs: list[DiskJob]) -> None:
-        self.table.clear()
-        self.table.setColumnCount(len(DISK_COLUMNS))
-        self.table.setHorizontalHeaderLabels(DISK_COLUMNS)
-        self.table.setRowCount(len(jobs))
-        for row, job in enumerate(jobs):
-            figures, meta = job.figures, job.metadata
-            self.table.setItem(row, 0, _item(job_label(job.name), job.name, right=False))
-            self.table.setItem(row, 1, _item(_number(figures.get("iops"), 0)))
-            self.table.setItem(row, 2, _item(_number(figures.get("mbps"), 1)))
-            for column, (key, _name) in enumerate(LATENCIES, start=3):
-                self.table.setItem(row, column, _item(_number(figures.get(key))))
-            self.table.setItem(row, 8, _item(engine_text(meta), str(meta.get("flags") or ""), right=False))
-            badge = _item("cached" if job.cached else "direct", "page cache in the way: not the disk alone"
-                          if job.cached else "O_DIRECT: the page cache bypassed", right=False)
-            badge.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            if job.cached:
-                badge.setBackground(CACHED)
-            self.table.setItem(row, 9, badge)
-
-    def _cpu_table(self, results: list[Any]) -> None:
-        values, metadata = cpu_figures(results)
-        rows = [("Score", "single", "multi", "ops/s")]
-        rows += [(label, f"single.{k}", f"multi.{k}", "MB/s") for k, label in CPU_KERNELS]
-        self.table.clear()
-        self.table.setColumnCount(4)
-        workers = metadata.get("multi", {}).get("workers") if "multi" in values else None
-        self.table.setHorizontalHeaderLabels(["", "Single core", f"All cores ({workers})" if workers
-                                              else "All cores", "Unit"])
-        self.table.setRowCount(len(rows) + 1)
-        for row, (label, single, multi_key, unit) in enumerate(rows):
-            self.table.setItem(row, 0, _item(label, right=False))
-            for column, key in ((1, single), (2, multi_key)):
-                self.table.setItem(row, column, _item(_number(values.get(key), 2 if unit == "ops/s" else 1)))
-            self.table.setItem(row, 3, _item(unit, right=False))
-        last = len(rows)
-        self.table.setItem(last, 0, _item("Scaling (all cores / single)", right=False))
-        scaling = _number(values.get("scaling"), 2)
-        self.table.setItem(last, 2, _item(scaling if scaling == NO_VALUE else f"{scaling}×"))
-        self.table.setItem(last, 3, _item("", right=False))
-        found = cpu_versions(results)
-        versions = [f"{key}: {found[key]}" for key, _label in VERSION_KEYS if found.get(key)]
-        if versions:   # the work runs in these libraries: hosts with other versions ran other code
-            self.title.setText(f"{self.title.text()}<br><span style='color:{MUTED}'>"
-                               f"{' · '.join(versions)}</span>")
-
-    def _service(self, results: list[Any]) -> None:
-        """Mail storm or restore: the labels in the title, the summary lines, then the table."""
-        badges = []
-        if mail_synthetic(results):
-            badges.append(SYNTHETIC_LABEL)
-        kind = restore_kind(results)
-        if kind == "file":
-            badges.append(FILE_LEVEL_LABEL)
-        lines = mail_lines(results) + restore_lines(results)
-        if restore_non_durable(results):
-            badges.append(NON_DURABLE_LABEL)
-        if badges:
-            self.title.setText(self.title.text() + "".join(f" <span style='{BADGE_STYLE}'>&nbsp;{b}&nbsp;</span>"
-                                                           for b in badges))
-        self.summary_label.setText("\n".join(lines))
-        table = mail_latency_table(results) if any(s.test == "mailstorm" for s in results) else restore_table(results)
-        self._fill(table)
-
-    def _fill(self, table: Table) -> None:
+    def _fill(self, table: TableData) -> None:
         self.table.clear()
         self.table.setColumnCount(len(table.headers))
         self.table.setHorizontalHeaderLabels(list(table.headers))
         self.table.setRowCount(len(table.rows))
         for row, cells in enumerate(table.rows):
-            for column, text in enumerate(cells):
-                self.table.setItem(row, column, _item(NO_VALUE if text == MISSING else text, right=column > 0))
-
-    def _generic_table(self, results: list[Any]) -> None:
-        self.table.clear()
-        self.table.setColumnCount(4)
-        self.table.setHorizontalHeaderLabels(["Test", "Metric", "Value", "Unit"])
-        self.table.setRowCount(len(results))
-        for row, sample in enumerate(results):
-            self.table.setItem(row, 0, _item(sample.test, right=False))
-            self.table.setItem(row, 1, _item(sample.metric, right=False))
-            self.table.setItem(row, 2, _item(_number(sample.value)))
-            self.table.setItem(row, 3, _item(sample.unit, right=False))
+            for column, cell in enumerate(cells):
+                self.table.setItem(row, column, _item(cell))
 
     def _fit_table(self) -> None:
         header = self.table.horizontalHeader()
@@ -269,22 +152,21 @@ class ResultsView(QWidget):
             plot.deleteLater()
         self.latency_plots.clear()
 
-    def _latency_charts(self, jobs: list[DiskJob]) -> None:
-        # the sweep's jobs have their latencies in the table: charts for the main jobs only
-        shown = [job for job in jobs if not job.series and any(k in job.figures for k, _ in LATENCIES)]
-        for index, job in enumerate(shown):
-            plot = small_plot(job_label(job.name))
-            heights = [float(job.figures.get(key, 0.0)) for key, _ in LATENCIES]
+    def _latency_charts(self, charts: tuple[BarChart, ...]) -> None:
+        for index, chart in enumerate(charts):
+            plot = small_plot(chart.title)
+            heights = list(chart.heights)
             plot.addItem(pg.BarGraphItem(x=list(range(len(heights))), height=heights, width=0.6, brush=BAR,
                                          pen=pg.mkPen(None)))
-            plot.getPlotItem().getAxis("bottom").setTicks([[(i, name) for i, (_k, name) in enumerate(LATENCIES)]])
+            plot.getPlotItem().getAxis("bottom").setTicks([list(enumerate(chart.labels))])
             plot.setXRange(-0.6, len(heights) - 0.4, padding=0)
             plot.setYRange(0, max(heights) * 1.15 or 1.0, padding=0)
-            self.latency_plots[job.name] = plot
+            self.latency_plots[chart.key] = plot
             self.latency_grid.addWidget(plot, index // 3, index % 3)
-        self.latency_title.setVisible(bool(shown))
+        self.latency_title.setVisible(bool(charts))
 
-    def _sweep(self, workers: list[int], iops: list[float]) -> None:
+    def _sweep(self, sweep: SweepData) -> None:
+        workers, iops = sweep.workers, sweep.iops
         visible = len(workers) >= 2
         self.sweep_plot.setVisible(visible)
         self.sweep_note.setVisible(visible)
@@ -296,6 +178,4 @@ class ResultsView(QWidget):
         self.sweep_plot.getPlotItem().getAxis("bottom").setTicks([[(math.log2(w), str(w)) for w in workers]])
         self.sweep_plot.setXRange(min(x) - 0.3, max(x) + 0.3, padding=0)
         self.sweep_plot.setYRange(0, max(iops) * 1.1 or 1.0, padding=0)
-        knee = sweep_knee(workers, iops)
-        self.sweep_note.setText(f"IOPS stop growing at about {knee} workers (the next doubling adds under 10%)."
-                                if knee is not None else "IOPS still grow at the highest worker count tried.")
+        self.sweep_note.setText(sweep.note)

@@ -1,12 +1,14 @@
 """The run dialog: which hosts, which test, its preset and parameters; then each host's progress.
 
-The form builds one RunRequest per host (requests()); Start is enabled only while the form is
-valid: the form's own checks first, then the agent's validate() of the test, which the workbench
-imports too (remote.agent.benches), so a bad value is named before anything connects.
+The application hands it the tests (presets, jobs, defaults and limits, as the agent defines them) and
+a validate callable (the agent's own check). The form builds one RunChoice (choice()); Start is enabled
+only while the form is valid: the form's own checks first, then validate, so a bad value is named before
+anything connects. A test has a preset exactly when the agent takes one.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -30,26 +32,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.engine.orchestrator import RunRequest
-from app.summary.run import job_label
-from remote.agent import bench_cpu, bench_disk, benches
 from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.run_progress import RunProgress
 from widgets.run_service_forms import MailStormForm, RestoreForm
+from widgets.test_forms_data import PresetView, RunChoice, TestForm
 
-TESTS = (("disk", "Disk"), ("cpu", "CPU"), ("idle", "Idle (demo)"), ("mailstorm", "Mail storm"),
-         ("restore", "Restore (PostgreSQL)"))
-WITH_PRESETS = ("disk", "cpu", "idle")
-PRESETS = tuple(bench_disk.PRESETS)   # quick, full
-# the agent's presets and jobs (remote/agent/bench_disk.py, bench_cpu.py): what runs is what is shown
-DISK_PRESETS = bench_disk.PRESETS
-CPU_SECONDS = bench_cpu.PRESETS
-IDLE_PHASES = {"quick": (2.0, 5.0), "full": (10.0, 60.0)}
-SERIES_LABELS = {"sweep": "Concurrency sweep", "readahead": "Read-ahead sweep (root)"}
-DISK_JOBS = tuple((test, SERIES_LABELS.get(test) or job_label(bench_disk.SIMPLE[test][0]))
-                  for test in bench_disk.ALL_TESTS)
-FULL_ONLY = set(DISK_PRESETS["full"]["tests"]) - set(DISK_PRESETS["quick"]["tests"])
+PAGES = ("disk", "cpu", "idle", "mailstorm", "restore")   # the tests this dialog has a form for
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
 
@@ -69,6 +58,12 @@ def format_size(size: int) -> str:
     return str(size)
 
 
+def _high(test: TestForm, name: str, fallback: float) -> float:
+    """The agent's upper limit of a parameter, or the form's own when the agent sets none."""
+    high = test.param(name).high
+    return fallback if high is None else float(high)
+
+
 def _seconds_spin(value: float, low: float, high: float, name: str) -> QDoubleSpinBox:
     spin = QDoubleSpinBox()
     spin.setObjectName(name)
@@ -80,13 +75,22 @@ def _seconds_spin(value: float, low: float, high: float, name: str) -> QDoubleSp
 
 
 class RunDialog(QDialog):
-    """Pick hosts, test, preset and parameters; Start emits the requests and shows the progress."""
+    """Pick hosts, test, preset and parameters; Start emits the choice and shows the progress.
 
-    start_requested = Signal(list)   # list[RunRequest]
+    tests: one for each form the dialog has (PAGES), in the order the test combo lists them.
+    """
+
+    start_requested = Signal(object)   # RunChoice
 
     def __init__(self, hosts: list[str], selected: list[str], busy: set[str] | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, tests: Sequence[TestForm],
+                 validate: Callable[[str, Mapping[str, Any]], object]) -> None:
         super().__init__(parent)
+        self.tests = {test.name: test for test in tests if test.name in PAGES}
+        missing = sorted(set(PAGES) - set(self.tests))
+        if missing:
+            raise ValueError(f"the run dialog needs the {', '.join(missing)} test(s)")
+        self._agent_validate = validate
         self.setObjectName("runDialog")
         self.setWindowTitle("Run test")
         self.setMinimumWidth(760)
@@ -104,16 +108,15 @@ class RunDialog(QDialog):
             self.host_list.addItem(item)
         self.test_combo = QComboBox()
         self.test_combo.setObjectName("testCombo")
-        for key, label in TESTS:
-            self.test_combo.addItem(label, key)
+        for test in self.tests.values():
+            self.test_combo.addItem(test.menu_label, test.name)
         self.preset_combo = QComboBox()
         self.preset_combo.setObjectName("presetCombo")
-        for preset in PRESETS:
-            self.preset_combo.addItem(preset, preset)
-        full = DISK_PRESETS["full"]
-        self.preset_combo.setToolTip(f"quick: minutes, small files; full: the figures to keep ("
-                                     f"{full['file_size'] >> 30} GiB file, {full['runtime']:g} s per job, "
-                                     "the whole sweep)")
+        with_presets = [test for test in self.tests.values() if test.presets]
+        for name in dict.fromkeys(p.name for test in with_presets for p in test.presets):
+            self.preset_combo.addItem(name, name)
+        if with_presets:
+            self.preset_combo.setToolTip("; ".join(f"{p.name}: {p.summary}" for p in with_presets[0].presets))
 
         # -- disk parameters
         self.test_dir = QLineEdit()
@@ -143,14 +146,15 @@ class RunDialog(QDialog):
         self.job_boxes: dict[str, QCheckBox] = {}
         jobs = QGridLayout()
         jobs.setContentsMargins(0, 0, 0, 0)
-        for index, (key, label) in enumerate(DISK_JOBS):
-            box = QCheckBox(label)
-            box.setObjectName(f"job_{key}")
-            box.setChecked(key not in FULL_ONLY)
-            if key == "readahead":
-                box.setToolTip("Sequential reads at several read-ahead sizes; needs root, full preset only. "
-                               "The original value is restored afterwards.")
-            self.job_boxes[key] = box
+        disk_test = self.tests["disk"]
+        first_preset = disk_test.presets[0].name if disk_test.presets else ""
+        for index, job in enumerate(disk_test.jobs):
+            box = QCheckBox(job.label)
+            box.setObjectName(f"job_{job.key}")
+            box.setChecked(first_preset in job.presets)
+            if job.help:
+                box.setToolTip(job.help)
+            self.job_boxes[job.key] = box
             jobs.addWidget(box, index // 4, index % 4)
         disk = QWidget()
         disk_form = QFormLayout(disk)
@@ -174,11 +178,12 @@ class RunDialog(QDialog):
         disk_form.addRow("Jobs:", jobs)
 
         # -- cpu parameters
-        self.cpu_seconds = _seconds_spin(5.0, 0.5, 3600.0, "cpuSecondsSpin")
+        cpu_test = self.tests["cpu"]
+        self.cpu_seconds = _seconds_spin(5.0, 0.5, _high(cpu_test, "seconds", 3600.0), "cpuSecondsSpin")
         self.cpu_seconds.setToolTip("Seconds of work per phase (single core, then all cores)")
         self.cpu_workers = QSpinBox()
         self.cpu_workers.setObjectName("cpuWorkersSpin")
-        self.cpu_workers.setRange(0, 1024)
+        self.cpu_workers.setRange(0, int(_high(cpu_test, "workers", 1024)))
         self.cpu_workers.setSpecialValueText("all cores")
         cpu = QWidget()
         cpu_form = QFormLayout(cpu)
@@ -186,22 +191,25 @@ class RunDialog(QDialog):
         cpu_form.addRow("Workers (multi-core):", self.cpu_workers)
 
         # -- idle parameters
-        self.idle_warmup = _seconds_spin(2.0, 0.0, 3600.0, "idleWarmupSpin")
-        self.idle_measure = _seconds_spin(5.0, 0.1, 3600.0, "idleMeasureSpin")
+        # the agent's default phases: [id, label, seconds] for the warm-up, then the measure
+        self.idle_phases = [list(phase) for phase in self.tests["idle"].param("phases").default]
+        self.idle_warmup = _seconds_spin(float(self.idle_phases[0][2]), 0.0, 3600.0, "idleWarmupSpin")
+        self.idle_measure = _seconds_spin(float(self.idle_phases[-1][2]), 0.1, 3600.0, "idleMeasureSpin")
         idle = QWidget()
         idle_form = QFormLayout(idle)
         idle_form.addRow("Warm-up phase:", self.idle_warmup)
         idle_form.addRow("Measure phase:", self.idle_measure)
         idle_form.addRow("", QLabel("Only waits: shows how a run, its phases and its progress look."))
 
-        self.mail_form = MailStormForm()
-        self.restore_form = RestoreForm()
+        self.mail_form = MailStormForm(self.tests["mailstorm"])
+        self.restore_form = RestoreForm(self.tests["restore"])
         for page_form in (self.mail_form, self.restore_form):
             page_form.changed.connect(self.validate)
 
+        pages = {"disk": disk, "cpu": cpu, "idle": idle, "mailstorm": self.mail_form, "restore": self.restore_form}
         self.params_stack = QStackedWidget()
-        for page in (disk, cpu, idle, self.mail_form, self.restore_form):   # in the order of TESTS
-            self.params_stack.addWidget(page)
+        for name in self.tests:   # in the order of the test combo
+            self.params_stack.addWidget(pages[name])
         self.params_box = QGroupBox("Parameters")
         box_layout = QVBoxLayout(self.params_box)
         box_layout.addWidget(self.params_stack)
@@ -276,35 +284,43 @@ class RunDialog(QDialog):
 
     def _test_changed(self) -> None:
         self.params_stack.setCurrentIndex(self.test_combo.currentIndex())
-        self.preset_combo.setEnabled(self.test() in WITH_PRESETS)
+        self.preset_combo.setEnabled(bool(self.tests[self.test()].presets))
         self._apply_preset()
 
+    def _preset(self) -> PresetView | None:
+        """The chosen preset, when the test has it (a test without presets takes none)."""
+        name = str(self.preset_combo.currentData())
+        return next((preset for preset in self.tests[self.test()].presets if preset.name == name), None)
+
     def _apply_preset(self) -> None:
-        """Fill the form with the preset's values; the user changes what he wants afterwards."""
-        preset = str(self.preset_combo.currentData())
-        values = DISK_PRESETS[preset]
-        self.file_size.setText(format_size(values["file_size"]))
-        self.runtime.setValue(values["runtime"])
-        self.warmup.setValue(values["warmup"])
-        readahead = self.job_boxes["readahead"]
-        readahead.setEnabled(preset == "full")
-        if preset != "full":
-            readahead.setChecked(False)
-        self.cpu_seconds.setValue(CPU_SECONDS[preset])
-        self.idle_warmup.setValue(IDLE_PHASES[preset][0])
-        self.idle_measure.setValue(IDLE_PHASES[preset][1])
+        """Fill the test's form with the preset's values; the user changes what he wants afterwards."""
+        preset = self._preset()
+        if preset is not None and self.test() == "disk":
+            values = preset.values
+            self.file_size.setText(format_size(values["file_size"]))
+            self.runtime.setValue(values["runtime"])
+            self.warmup.setValue(values["warmup"])
+            for job in self.tests["disk"].jobs:   # a job the preset does not run cannot be ticked
+                box = self.job_boxes[job.key]
+                box.setEnabled(preset.name in job.presets)
+                if preset.name not in job.presets:
+                    box.setChecked(False)
+        elif preset is not None and self.test() == "cpu":
+            self.cpu_seconds.setValue(preset.values["seconds"])
         self.validate()
 
     def params(self) -> dict[str, Any]:
         """The test's parameters as the agent takes them; ValueError naming what is wrong."""
-        test, preset = self.test(), str(self.preset_combo.currentData())
+        test, chosen = self.test(), self._preset()
+        preset = chosen.name if chosen is not None else ""
         if test == "mailstorm":
             return self.mail_form.params()
         if test == "restore":
             return self.restore_form.params()
         if test == "idle":
-            return {"phases": [["warmup", "Warm-up", self.idle_warmup.value()],
-                               ["measure", "Measure", self.idle_measure.value()]]}
+            (warmup_id, warmup_label, _), (measure_id, measure_label, _) = self.idle_phases[0], self.idle_phases[-1]
+            return {"phases": [[warmup_id, warmup_label, self.idle_warmup.value()],
+                               [measure_id, measure_label, self.idle_measure.value()]]}
         if test == "cpu":
             params: dict[str, Any] = {"preset": preset, "seconds": self.cpu_seconds.value()}
             if self.cpu_workers.value():
@@ -326,20 +342,16 @@ class RunDialog(QDialog):
             params["test_dir"] = directory
         return params
 
-    def requests(self) -> list[RunRequest]:
-        params = self.params()
-        return [RunRequest(host, self.test(), params) for host in self.hosts()]
+    def choice(self) -> RunChoice:
+        """The test, its parameters and the hosts to run it on; ValueError when the form is not valid."""
+        return RunChoice(self.test(), self.params(), self.hosts())
 
     def validate(self) -> bool:
         """Show the first problem and enable Start only when there is none."""
         problem = ""
         try:
-            params = self.params()
-            if self.test() not in benches.BENCHES:
-                problem = f"the {self.test()} test is not available in this version of the agent"
-            else:
-                benches.validate(self.test(), params)   # the agent checks them the same way
-            if not problem and not self.hosts():
+            self._agent_validate(self.test(), self.params())   # the agent checks them the same way
+            if not self.hosts():
                 problem = "choose at least one host"
         except ValueError as exc:
             problem = one_line(str(exc))
@@ -351,16 +363,16 @@ class RunDialog(QDialog):
 
     # -- running ---------------------------------------------------------------------------------
 
-    def start(self) -> list[RunRequest]:
+    def start(self) -> RunChoice | None:
         if not self.validate():
-            return []
-        requests = self.requests()
+            return None
+        choice = self.choice()
         self.progress.clear()
         self.progress.show()
         self.form.setEnabled(False)
         self.start_button.setEnabled(False)
-        self.start_requested.emit(requests)
-        return requests
+        self.start_requested.emit(choice)
+        return choice
 
     def set_running(self, running: bool) -> None:
         """While tests run the form is locked; afterwards it may start another test."""

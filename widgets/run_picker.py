@@ -1,6 +1,6 @@
 """Pick stored runs to compare: filters (host, test, dates, tag, text) over the runs handed in, a multi-select table.
 
-The runs are plain RunRecords loaded by the owner; filtering happens here, in memory, so typing in the
+The runs are plain records (RunRow) loaded by the owner; filtering happens here, in memory, so typing in the
 filter never waits for the store.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage.records import RunRecord
 from widgets.live_plot import MUTED
+from widgets.run_data import RunRow
 from widgets.runs_table import COLUMNS, RunsModel, RunsTable
 
 ANY_HOST = "All hosts"
@@ -58,7 +58,7 @@ class PickerModel(RunsModel):
 
 
 def _local_day_start(day: QDate) -> datetime:
-    """Midnight of that day in local time, as an aware datetime (RunRecord times are UTC)."""
+    """Midnight of that day in local time, as an aware datetime (the store keeps UTC times)."""
     return datetime.combine(day.toPython(), time()).astimezone(timezone.utc)
 
 
@@ -66,7 +66,7 @@ def _aware(stamp: datetime) -> datetime:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
 
-def run_matches(run: RunRecord, host: str | None, test: str | None, tag: str | None, since: datetime | None,
+def run_matches(run: RunRow, host: str | None, test: str | None, tag: str | None, since: datetime | None,
                 until: datetime | None, text: str) -> bool:
     """The picker's filter: every given criterion must hold; text matches id, host, test, status, tags, notes."""
     if host is not None and run.host_name != host:
@@ -102,12 +102,12 @@ class RunPicker(QWidget):
     """Filters above a table of runs; select several and click Compare."""
 
     compare_requested = Signal(list)    # run ids, in the table's order
-    selection_changed = Signal(list)    # the selected RunRecords
+    selection_changed = Signal(list)    # the selected runs (RunRow)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("runPicker")
-        self._runs: list[RunRecord] = []
+        self._runs: list[RunRow] = []
         self.host_combo = QComboBox()
         self.host_combo.setObjectName("pickerHost")
         self.test_combo = QComboBox()
@@ -162,7 +162,7 @@ class RunPicker(QWidget):
 
     # -- data ------------------------------------------------------------------------------------
 
-    def set_runs(self, runs: list[RunRecord]) -> None:
+    def set_runs(self, runs: list[RunRow]) -> None:
         """New runs from the store; the filters and the selection (by id) stay."""
         chosen = [run.id for run in self.selected_runs()]
         self._runs = list(runs)
@@ -171,13 +171,13 @@ class RunPicker(QWidget):
         self._fill_combo(self.tag_combo, ANY_TAG, sorted({t for r in runs for t in r.tags}, key=str.lower))
         self._apply_filter(keep=chosen)
 
-    def run(self, run_id: int) -> RunRecord | None:
+    def run(self, run_id: int) -> RunRow | None:
         return next((r for r in self._runs if r.id == run_id), None)
 
-    def shown_runs(self) -> list[RunRecord]:
+    def shown_runs(self) -> list[RunRow]:
         return self.table.shown_runs()
 
-    def selected_runs(self) -> list[RunRecord]:
+    def selected_runs(self) -> list[RunRow]:
         return self.table.selected_runs()
 
     def select_ids(self, run_ids: list[int]) -> None:

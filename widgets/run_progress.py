@@ -6,16 +6,16 @@ error, done) and with the outcome once the run is stored; it never looks at anyt
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from widgets.format import one_line
 from widgets.live_plot import MUTED
+from widgets.run_data import RunEnd, RunState
 
-CONNECTING, RUNNING, RECONNECTING = "connecting", "running", "reconnecting"
-DONE, FAILED, CANCELLED = "done", "failed", "cancelled"
+CONNECTING, RUNNING, RECONNECTING = RunState.CONNECTING, RunState.RUNNING, RunState.RECONNECTING
+DONE, FAILED, CANCELLED = RunState.DONE, RunState.FAILED, RunState.CANCELLED
 FINAL = (DONE, FAILED, CANCELLED)
 _COLOURS = {FAILED: "#c0392b", CANCELLED: "#8a6d1f", RECONNECTING: "#b7791f", DONE: "#2e7d4f"}
 
@@ -186,7 +186,7 @@ class RunProgress(QWidget):
             row.reason = one_line(str(event.get("message") or "error"))
         elif kind == "done":
             status = str(event.get("status") or DONE)
-            row.state = status if status in FINAL else FAILED
+            row.state = RunState(status) if status in FINAL else FAILED
             row.reason = one_line(str(event.get("error") or row.reason)) if row.state != DONE else ""
         else:
             return
@@ -196,7 +196,7 @@ class RunProgress(QWidget):
     def set_outcome(self, host: str, status: str, reason: str = "", run_id: int | None = None) -> None:
         """The run is over (stored as run_id) or never started (status "failed" with the reason)."""
         row = self.rows.get(host) or self.add_host(host)
-        row.state = status if status in FINAL else FAILED
+        row.state = RunState(status) if status in FINAL else FAILED
         if row.state == DONE:
             row.reason = f"stored as run #{run_id}" if run_id is not None else ""
             row.fraction = 1.0
@@ -207,8 +207,8 @@ class RunProgress(QWidget):
         row.refresh()
         self._update()
 
-    def set_stored(self, host: str, outcome: Any) -> None:
-        """An app.engine.orchestrator.RunOutcome (duck-typed: widgets do not import the app)."""
+    def set_stored(self, host: str, outcome: RunEnd) -> None:
+        """How the run ended, as the engine reports it."""
         self.set_outcome(host, outcome.status, outcome.error, outcome.run_id)
 
     def set_refused(self, host: str, reason: str) -> None:

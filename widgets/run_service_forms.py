@@ -1,7 +1,7 @@
 """The run dialog's parameter pages for the mail storm and the restore test.
 
-Each page turns its fields into the agent's own parameters (remote/agent/bench_mailstorm.py,
-bench_restore.py: same names, same defaults); the dialog checks them with the agent's validate().
+Each page turns its fields into the agent's own parameters (same names; defaults and limits from the
+test handed in, as the agent defines them); the dialog checks them with the agent's validate.
 """
 from __future__ import annotations
 
@@ -19,10 +19,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from remote.agent import bench_mailstorm, bench_restore
 from widgets.live_plot import MUTED
+from widgets.test_forms_data import TestForm
 
-MAIL = bench_mailstorm.DEFAULTS
+
+def _spin_for(test: TestForm, name: str, object_name: str, suffix: str = "", low: int | None = None,
+              default: int | None = None) -> QSpinBox:
+    """A spin box over the agent's limits of the parameter, at its default (or at low/default given here)."""
+    param = test.param(name)
+    start = param.default if default is None else default
+    return _spin(object_name, int(param.low if low is None else low), int(param.high), int(start), suffix)
 
 
 def _spin(name: str, low: int, high: int, value: int, suffix: str = "") -> QSpinBox:
@@ -47,18 +53,20 @@ class MailStormForm(QWidget):
 
     changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, test: TestForm, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.messages = _spin("mailMessagesSpin", 1, bench_mailstorm.MAX_MESSAGES, MAIL["messages"])
-        self.sessions = _spin("mailSessionsSpin", 1, bench_mailstorm.MAX_CONCURRENCY, MAIL["concurrency"])
+        mail = {name: test.param(name).default for name in ("server", "recipient", "session_per_message",
+                                                            "drain_timeout")}
+        self.messages = _spin_for(test, "messages", "mailMessagesSpin")
+        self.sessions = _spin_for(test, "concurrency", "mailSessionsSpin")
         self.sessions.setToolTip("Concurrent SMTP sessions")
-        self.size = _spin("mailSizeSpin", bench_mailstorm.MIN_SIZE, bench_mailstorm.MAX_SIZE, MAIL["size"], " B")
+        self.size = _spin_for(test, "size", "mailSizeSpin", " B")
         self.size.setToolTip("Size of each message, headers included")
-        self.server = QLineEdit(MAIL["server"])
+        self.server = QLineEdit(mail["server"])
         self.server.setObjectName("mailServerEdit")
         self.server.setToolTip("The MTA on the host, host:port; when nothing listens there a synthetic "
                                "queue storm runs instead (labelled synthetic)")
-        self.recipient = QLineEdit(MAIL["recipient"])
+        self.recipient = QLineEdit(mail["recipient"])
         self.recipient.setObjectName("mailRecipientEdit")
         self.recipient.setToolTip("Every message goes to this address: route its domain to a discard "
                                   "transport (see the README)")
@@ -67,13 +75,14 @@ class MailStormForm(QWidget):
         self.sink_confirmed.setToolTip("Needed for an address outside the reserved *.invalid domains")
         self.reuse_sessions = QCheckBox("Reuse sessions (several messages per SMTP session)")
         self.reuse_sessions.setObjectName("mailReuseCheck")
-        self.reuse_sessions.setChecked(not MAIL["session_per_message"])
+        self.reuse_sessions.setChecked(not mail["session_per_message"])
         self.drain_timeout = QDoubleSpinBox()
         self.drain_timeout.setObjectName("mailDrainSpin")
-        self.drain_timeout.setRange(0.0, 24 * 3600.0)
+        drain = test.param("drain_timeout")
+        self.drain_timeout.setRange(float(drain.low or 0.0), float(drain.high or 24 * 3600.0))
         self.drain_timeout.setDecimals(0)
         self.drain_timeout.setSuffix(" s")
-        self.drain_timeout.setValue(MAIL["drain_timeout"])
+        self.drain_timeout.setValue(mail["drain_timeout"])
         self.drain_timeout.setToolTip("How long to wait for the queue to drain after the storm")
         form = QFormLayout(self)
         form.addRow("Messages:", self.messages)
@@ -105,11 +114,11 @@ class RestoreForm(QWidget):
 
     changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, test: TestForm, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.size_mb = _spin("restoreSizeSpin", 1, bench_restore.MAX_SIZE_MB, 256, " MB")
+        self.size_mb = _spin_for(test, "size_mb", "restoreSizeSpin", " MB")
         self.size_mb.setToolTip("Size of the synthetic data set generated, dumped and restored")
-        self.jobs = _spin("restoreJobsSpin", 0, bench_restore.MAX_JOBS, 0)
+        self.jobs = _spin_for(test, "jobs", "restoreJobsSpin", low=0, default=0)   # 0: the host's cores
         self.jobs.setSpecialValueText("the host's cores")
         self.jobs.setToolTip("pg_restore -j N for the parallel pass (the other pass is -j 1)")
         self.connection = QComboBox()

@@ -1,4 +1,4 @@
-"""Stored runs, newest first: a table model over RunRecord (plain data handed in by the window)."""
+"""Stored runs, newest first: a table model over RunRows (plain data handed in by the window)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -8,17 +8,19 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from storage.records import RunRecord
 from widgets.format import human_duration, local_time
+from widgets.run_data import RunRow, RunState
 
 COLUMNS = ("ID", "Host", "Test", "Status", "Started", "Duration")
-_STATUS_COLOURS = {"failed": QColor("#c0392b"), "cancelled": QColor("#8a6d1f"), "running": QColor("#2f6db5")}
+# interrupted: a slate grey, quieter than failed: nothing went wrong on the host, the workbench went away
+_STATUS_COLOURS = {RunState.FAILED: QColor("#c0392b"), RunState.CANCELLED: QColor("#8a6d1f"),
+                   RunState.RUNNING: QColor("#2f6db5"), RunState.INTERRUPTED: QColor("#6b7785")}
 SORT_ROLE = Qt.ItemDataRole.UserRole
 
 
-def run_duration(run: RunRecord, now: datetime | None = None) -> str:
+def run_duration(run: RunRow, now: datetime | None = None) -> str:
     if run.finished_at is None:
-        if run.status != "running":
+        if run.status != RunState.RUNNING:
             return "—"
         started = run.started_at if run.started_at.tzinfo else run.started_at.replace(tzinfo=timezone.utc)
         return human_duration((now or datetime.now(timezone.utc)) - started) + " so far"
@@ -28,14 +30,14 @@ def run_duration(run: RunRecord, now: datetime | None = None) -> str:
 class RunsModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._runs: list[RunRecord] = []
+        self._runs: list[RunRow] = []
 
-    def set_runs(self, runs: list[RunRecord]) -> None:
+    def set_runs(self, runs: list[RunRow]) -> None:
         self.beginResetModel()
         self._runs = list(runs)
         self.endResetModel()
 
-    def run_at(self, row: int) -> RunRecord:
+    def run_at(self, row: int) -> RunRow:
         return self._runs[row]
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -96,14 +98,14 @@ class RunsTable(QTableView):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
 
-    def set_runs(self, runs: list[RunRecord]) -> None:
+    def set_runs(self, runs: list[RunRow]) -> None:
         self.runs_model.set_runs(runs)
 
-    def selected_runs(self) -> list[RunRecord]:
+    def selected_runs(self) -> list[RunRow]:
         rows = {self._proxy.mapToSource(i).row() for i in self.selectionModel().selectedRows()}
         return [self.runs_model.run_at(r) for r in sorted(rows)]
 
-    def shown_runs(self) -> list[RunRecord]:
+    def shown_runs(self) -> list[RunRow]:
         """The runs in display (sorted) order."""
         return [self.runs_model.run_at(self._proxy.mapToSource(self._proxy.index(row, 0)).row())
                 for row in range(self._proxy.rowCount())]

@@ -4,13 +4,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from storage.records import SavedComparison
 from widgets.format import local_time
+from widgets.run_data import SavedComparisonRow
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
 
-def describe(saved: SavedComparison) -> str:
+def describe(saved: SavedComparisonRow) -> str:
     runs = len(saved.run_uids)
     who = " · ".join(part for part in (saved.customer, saved.author) if part)
     return (f"{saved.title or 'Untitled comparison'} — {runs} run{'s' if runs != 1 else ''}"
@@ -20,7 +20,7 @@ def describe(saved: SavedComparison) -> str:
 class SavedComparisonsDialog(QDialog):
     """Most recently saved first; double-click or Open."""
 
-    def __init__(self, saved: list[SavedComparison], parent: QWidget | None = None) -> None:
+    def __init__(self, saved: list[SavedComparisonRow], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("savedComparisonsDialog")
         self.setWindowTitle("Open a saved comparison")

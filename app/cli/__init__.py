@@ -1,6 +1,6 @@
 """`benchbay` on the command line: the same operations as the window, for scripts and servers.
 
-Exit codes: 0 done, 1 failed (one-line reason on stderr), 2 usage error.
+Exit codes (app.cli.exits): 0 done, 1 failed (one-line reason on stderr), 2 usage error, 130 cancelled.
 """
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from app.cli import compare as cli_compare
 from app.cli import exchange as cli_exchange
@@ -16,10 +17,12 @@ from app.cli import monitor as cli_monitor
 from app.cli import run as cli_run
 from app.cli import runs as cli_runs
 from app.cli.common import EscapingStream, UsageError
+from app.cli.exits import Exit
 from app.engine.settings import DB_ENV, HOME_ENV
-from remote.errors import BenchbayError
+from app.errors import USER_ERRORS
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+if TYPE_CHECKING:
+    from app.workbench import Workbench
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +52,7 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> None:
     """A usage error is one line naming the help to read, not the whole usage text (still exit 2)."""
     def error(message: str) -> None:
         print(f"benchbay: {message} (see `{parser.prog} --help`)", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        sys.exit(Exit.USAGE)
 
     if "error" not in vars(parser):    # a command may word its own
         parser.error = error  # type: ignore[method-assign]
@@ -84,10 +87,10 @@ def _main(argv: Sequence[str] | None) -> int:
         handler = getattr(args, "handler", None)
         if handler is None:
             parser.parse_args([args.command, "--help"])
-            return EXIT_USAGE
+            return Exit.USAGE
         bench = _open_workbench(args)
-        if bench.store.read_only:
-            print(f"benchbay: note: the store {_store_name(bench)} is read-only ({bench.store.read_only}): runs "
+        if bench.read_only:
+            print(f"benchbay: note: the store {bench.store_description()} is read-only ({bench.read_only}): runs "
                   "can be listed, shown, compared and exported; nothing can be saved", file=sys.stderr)
         try:
             return handler(bench, args)
@@ -95,27 +98,21 @@ def _main(argv: Sequence[str] | None) -> int:
             bench.close()
     except UsageError as exc:
         print(f"benchbay: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except BenchbayError as exc:
+        return Exit.USAGE
+    except USER_ERRORS as exc:
         print(f"benchbay: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return Exit.FAILED
     except KeyboardInterrupt:
         print("benchbay: interrupted", file=sys.stderr)
-        return 130
+        return Exit.CANCELLED
     except BrokenPipeError:
-        return EXIT_FAILED
+        return Exit.FAILED
 
 
-def _open_workbench(args: argparse.Namespace):
+def _open_workbench(args: argparse.Namespace) -> Workbench:
     from app.workbench import Workbench
 
     return Workbench(home=args.home, db_url=args.db)
-
-
-def _store_name(bench) -> str:
-    from storage.migrate import describe
-
-    return describe(bench.store.engine.url)
 
 
 def _version() -> str:

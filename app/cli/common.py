@@ -9,10 +9,10 @@ import sys
 from datetime import datetime
 from typing import Any, TextIO
 
-from remote.errors import BenchbayError
+from app.errors import AppError
 
 
-class UsageError(BenchbayError):
+class UsageError(AppError):
     """Wrong use of the command line: exit 2."""
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli.common import UsageError, print_json, stored_id
+from app.cli.exits import Exit
 from app.compare.model import Cell, Comparison, build, load_inputs
 from app.compare.table import csv_text, text_table
 from app.report.content import PAGE_SIZES, ReportError, ReportOptions
@@ -35,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _compare(bench: Workbench, args: argparse.Namespace) -> int:
     if args.logo and not Path(args.logo).is_file():
         raise ReportError(f"no logo file {args.logo}")
-    inputs = load_inputs(bench.store, args.run_ids)
+    inputs = load_inputs(bench, args.run_ids)
     try:
         comparison = build(inputs, args.baseline)
     except ValueError as exc:
@@ -51,7 +52,7 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
         print_json(comparison_json(comparison))
         for line in written:   # stdout stays one JSON document
             print(line, file=sys.stderr)
-        return 0
+        return Exit.OK
     print(text_table(comparison).text())
     print()
     print(comparison.summary())
@@ -63,7 +64,7 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
             print(f"  {line}")
     for line in written:
         print(line)
-    return 0
+    return Exit.OK
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -86,7 +87,7 @@ def _write_pdf(bench: Workbench, args: argparse.Namespace) -> int:
         _app = QGuiApplication(["benchbay"])
     options = ReportOptions(title=args.title, customer=args.customer, author=args.author, logo_path=args.logo,
                             page_size=args.page_size)
-    return write_pdf(gather(bench.store, args.run_ids, args.baseline, options), args.pdf)
+    return write_pdf(gather(bench, args.run_ids, args.baseline, options), args.pdf)
 
 
 def _cell_json(cell: Cell) -> dict[str, Any]:

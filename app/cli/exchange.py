@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 from app.cli.common import UsageError, stored_id
+from app.cli.exits import Exit
+from app.errors import AppError
 from app.util.atomic_file import atomic_text
 from app.workbench import Workbench
-from remote.errors import BenchbayError
 from storage.records import RunRecord
-from storage.run_exchange import ImportReport, comparison_run_ids, import_file, write_runs
+from storage.run_exchange import ImportReport
 
 STDIO = "-"
 
@@ -35,42 +36,42 @@ def _describe(run: RunRecord) -> str:
 def _export(bench: Workbench, args: argparse.Namespace) -> int:
     if not args.run_ids and args.comparison is None:
         raise UsageError("export: name at least one RUN_ID (see `benchbay runs list`) or --comparison ID")
-    run_ids = args.run_ids or comparison_run_ids(bench.store, args.comparison)
+    run_ids = args.run_ids or bench.comparison_run_ids(args.comparison)
     if args.out == STDIO:
-        write_runs(bench.store, run_ids, sys.stdout, args.comparison)
-        return 0
+        bench.export_runs(run_ids, sys.stdout, args.comparison)
+        return Exit.OK
     path = Path(args.out).expanduser()
     try:
         with atomic_text(path) as out:
-            count = write_runs(bench.store, run_ids, out, args.comparison)
+            count = bench.export_runs(run_ids, out, args.comparison)
     except OSError as exc:
-        raise BenchbayError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise AppError(f"cannot write {path}: {exc.strerror or exc}") from exc
     print(f"exported {count} run{'s' if count != 1 else ''} to {path}")
-    return 0
+    return Exit.OK
 
 
 def _read(bench: Workbench, name: str) -> ImportReport:
     if name == STDIO:
         raw = getattr(sys.stdin, "buffer", None)   # an export is UTF-8 whatever the locale says
         stream = io.TextIOWrapper(raw, encoding="utf-8") if raw is not None else sys.stdin
-        return import_file(bench.store, stream, "stdin")
+        return bench.import_runs(stream, "stdin")
     path = Path(name).expanduser()
     if path.is_dir():
-        raise BenchbayError(f"cannot read {name}: it is a directory; name an exported JSON file")
+        raise AppError(f"cannot read {name}: it is a directory; name an exported JSON file")
     try:
         with open(path, encoding="utf-8") as handle:
-            return import_file(bench.store, handle, name)
+            return bench.import_runs(handle, name)
     except OSError as exc:
-        raise BenchbayError(f"cannot read {name}: {exc.strerror or exc}") from exc
+        raise AppError(f"cannot read {name}: {exc.strerror or exc}") from exc
 
 
 def _import(bench: Workbench, args: argparse.Namespace) -> int:
     report = _read(bench, args.file)
     for _uid, run_id in report.imported:
-        detail = bench.store.runs.get(run_id)
+        detail = bench.find_run(run_id)
         print(f"imported run {run_id} ({_describe(detail.run)})" if detail else f"imported run {run_id}")
     for _uid, run_id in report.skipped:
-        detail = bench.store.runs.get(run_id)
+        detail = bench.find_run(run_id)
         what = f" ({_describe(detail.run)})" if detail else ""
         print(f"skipped run{what}: already stored as run {run_id}")
     for uid, run_id in report.differing:
@@ -82,4 +83,4 @@ def _import(bench: Workbench, args: argparse.Namespace) -> int:
         print(report.comparison_note)
     if not report.imported and not report.skipped and not report.differing:
         print("the file holds no runs")
-    return 0
+    return Exit.OK

@@ -15,12 +15,13 @@ from datetime import datetime
 from typing import Any
 
 from app.cli.common import UsageError, interactive
-from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunControl, RunOutcome, RunRequest, execute_run
+from app.cli.exits import Exit
+from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunControl, RunOutcome, RunRequest
 from app.workbench import Workbench
 from remote.run_session import MONITOR
 from remote.telemetry.sample import TelemetrySample
+from storage.records import RunStatus
 
-EXIT_OK, EXIT_FAILED, EXIT_CANCELLED = 0, 1, 130
 HIDDEN_BY_DEFAULT = ("loop", "ram", "zram", "fd", "sr")   # shown only when named with --device
 _DISK_HEADER = ("r/s", "w/s", "rMB/s", "wMB/s", "await", "%util")
 
@@ -70,9 +71,7 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
 def collect_lost_runs(bench: Workbench) -> None:
     """Before a command that runs something: store runs whose workbench went away and are over on
     their host; one line each on stderr (those still running are left to `benchbay runs attach`)."""
-    from app.engine.attach import collect_orphans
-
-    for outcome in collect_orphans(bench, follow=False):
+    for outcome in bench.collect_orphans(follow=False):
         print(f"benchbay: {outcome.message}", file=sys.stderr, flush=True)
 
 
@@ -126,7 +125,7 @@ def _monitor(bench: Workbench, args: argparse.Namespace) -> int:
         else:
             raise KeyboardInterrupt
 
-    [outcome] = run_workers([lambda: execute_run(bench, request, control, printer.sample, None, password)],
+    [outcome] = run_workers([lambda: bench.run(request, control, printer.sample, None, password)],
                             interrupted)
     if isinstance(outcome, BaseException):
         raise outcome
@@ -134,12 +133,12 @@ def _monitor(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def report_outcome(outcome: RunOutcome) -> int:
-    if outcome.status == "failed":
+    if outcome.status == RunStatus.FAILED:
         print(f"benchbay: {outcome.error or 'run failed'} (run {outcome.run_id})", file=sys.stderr, flush=True)
-        return EXIT_FAILED
+        return Exit.FAILED
     print(f"benchbay: run {outcome.run_id} on {outcome.host} {outcome.status}: {outcome.samples} samples stored "
           f"(benchbay runs show {outcome.run_id})", file=sys.stderr, flush=True)
-    return EXIT_CANCELLED if outcome.status == "cancelled" else EXIT_OK
+    return Exit.CANCELLED if outcome.status == RunStatus.CANCELLED else Exit.OK
 
 
 class _JsonPrinter:

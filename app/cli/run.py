@@ -1,7 +1,7 @@
 """`benchbay run HOST [HOST...] --test T [--preset P]`: one test on several hosts at once, one worker per host.
 
 Progress on stderr (one line per host per second at most), a readable summary per host on stdout
-(app.summary.run), or the runs and their results as JSON.
+(app.summary.text), or the runs and their results as JSON.
 """
 from __future__ import annotations
 
@@ -13,31 +13,34 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from app.catalogue import CATALOGUE
 from app.cli.common import UsageError, print_json, setting_value
+from app.cli.exits import Exit
 from app.cli.monitor import (
-    EXIT_CANCELLED,
-    EXIT_FAILED,
-    EXIT_OK,
     add_interval_option,
     ask_password,
     check_interval,
     collect_lost_runs,
     run_workers,
 )
-from app.engine.orchestrator import RunControl, RunOutcome, RunRequest, RunRequestError, execute_run, validate_request
-from app.summary.run import summary_text, version_differences, warning_messages
+from app.engine.orchestrator import RunControl, RunOutcome, RunRequest, RunRequestError, validate_request
+from app.summary.base import warning_messages
+from app.summary.disk_cpu import version_differences
+from app.summary.text import summary_text
 from app.workbench import Workbench
-from remote.agent import benches
+from storage.records import RunStatus
 
 PROGRESS_EVERY = 1.0   # seconds between progress lines per host on stderr
-PRESETS = ("quick", "full")
+# every preset of any test; each test accepts only its own (the agent refuses a preset elsewhere)
+PRESETS = tuple(dict.fromkeys(name for test in CATALOGUE.runnable() for name in test.preset_names))
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="run a test on one or more hosts in parallel and store the runs")
     run.add_argument("hosts", nargs="+", metavar="HOST")
-    run.add_argument("--test", required=True, choices=benches.names())
-    run.add_argument("--preset", choices=PRESETS, help="the test's preset (default: quick)")
+    run.add_argument("--test", required=True, choices=CATALOGUE.names())
+    with_presets = " and ".join(test.name for test in CATALOGUE.runnable() if test.has_presets)
+    run.add_argument("--preset", choices=PRESETS, help=f"the test's preset (default: quick; {with_presets} only)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                      help="a test parameter (the value is read as JSON when it parses, else as text)")
     run.add_argument("--pg-password", action="store_true",
@@ -106,7 +109,9 @@ class _Progress:
 def _run(bench: Workbench, args: argparse.Namespace) -> int:
     check_interval(args.interval)
     params = parse_settings(args.settings)
-    if any(key in params for key in benches.SECRET_PARAMS):
+    if args.preset and not CATALOGUE.test(args.test).has_presets:   # before anything asks or connects
+        raise UsageError(f"the {args.test} test has no presets")
+    if any(key in params for key in CATALOGUE.secret_params()):
         raise UsageError("a password does not go on the command line (ps shows it to everyone): use --pg-password")
     if args.pg_password:
         params["password"] = _read_secret("PostgreSQL password: ")
@@ -134,7 +139,7 @@ def _run(bench: Workbench, args: argparse.Namespace) -> int:
             raise KeyboardInterrupt
 
     def job(request: RunRequest):
-        return lambda: execute_run(bench, request, control, None, progress.event, passwords[request.host])
+        return lambda: bench.run(request, control, None, progress.event, passwords[request.host])
 
     outcomes = run_workers([job(r) for r in requests], interrupted)
     return _summary(bench, args, outcomes)
@@ -144,24 +149,25 @@ def _summary(bench: Workbench, args: argparse.Namespace, outcomes: list[Any]) ->
     rows = []
     for host, outcome in zip(args.hosts, outcomes, strict=True):
         if isinstance(outcome, RunOutcome):
-            detail = bench.store.runs.get(outcome.run_id)
+            detail = bench.find_run(outcome.run_id)
             results = [asdict(s) for s in detail.results] if detail else []
             rows.append({"run_id": outcome.run_id, "host": outcome.host, "status": outcome.status,
                          "error": outcome.error, "results": results})
         elif isinstance(outcome, Exception):
-            rows.append({"run_id": None, "host": host, "status": "failed", "error": str(outcome), "results": []})
+            rows.append({"run_id": None, "host": host, "status": RunStatus.FAILED, "error": str(outcome),
+                         "results": []})
         else:
             raise outcome   # KeyboardInterrupt, SystemExit: not a per-host failure
     if args.json:
         print_json({"runs": rows})
     else:
         for row in rows:
-            events = bench.store.runs.events(row["run_id"]) if row["run_id"] is not None else []
+            events = bench.run_events(row["run_id"]) if row["run_id"] is not None else []
             warnings = warning_messages(events)
             print(summary_text(row["host"], row["status"], row["results"], warnings, row["run_id"], row["error"]))
         for line in version_differences([(row["host"], row["results"]) for row in rows]):
             print(f"note: {line}")
         sys.stdout.flush()
-    if all(row["status"] == "done" for row in rows):
-        return EXIT_OK
-    return EXIT_CANCELLED if any(row["status"] == "cancelled" for row in rows) else EXIT_FAILED
+    if all(row["status"] == RunStatus.DONE for row in rows):
+        return Exit.OK
+    return Exit.CANCELLED if any(row["status"] == RunStatus.CANCELLED for row in rows) else Exit.FAILED

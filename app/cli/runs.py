@@ -7,9 +7,10 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 
 from app.cli.common import UsageError, positive_count, print_json, print_table, stored_id
+from app.cli.exits import Exit
 from app.summary.facts import facts_lines
 from app.workbench import Workbench
-from storage.errors import NotFound
+from storage.records import RunRecord, RunStatus
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +56,7 @@ def _when(text: str | None, option: str) -> datetime | None:
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=timezone.utc)
 
 
-def _duration(run) -> str:
+def _duration(run: RunRecord) -> str:
     if run.finished_at is None:
         return "-"
     seconds = (run.finished_at - run.started_at).total_seconds()
@@ -63,21 +64,19 @@ def _duration(run) -> str:
 
 
 def _list(bench: Workbench, args: argparse.Namespace) -> int:
-    runs = bench.store.runs.list(host=args.host, test=args.test, limit=args.limit, tag=args.tag,
-                                 since=_when(args.since, "--since"), until=_when(args.until, "--until"))
+    runs = bench.list_runs(host=args.host, test=args.test, limit=args.limit, tag=args.tag,
+                           since=_when(args.since, "--since"), until=_when(args.until, "--until"))
     if args.json:
         print_json([asdict(r) for r in runs])
-        return 0
+        return Exit.OK
     rows = [[str(r.id), r.host_name, r.test, r.status, r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
              _duration(r), r.error[:60]] for r in runs]
     print_table(["ID", "HOST", "TEST", "STATUS", "STARTED (UTC)", "TIME", "ERROR"], rows)
-    return 0
+    return Exit.OK
 
 
 def _show(bench: Workbench, args: argparse.Namespace) -> int:
-    detail = bench.store.runs.get(args.run_id)
-    if detail is None:
-        raise NotFound(f"no run with id {args.run_id}: see `benchbay runs list`")
+    detail = bench.run_detail(args.run_id)
     if args.json:
         print_json({
             "run": asdict(detail.run),
@@ -85,7 +84,7 @@ def _show(bench: Workbench, args: argparse.Namespace) -> int:
             "results": [asdict(s) for s in detail.results],
             "series": [{"name": n, "device": d} for n, d in detail.series_names],
         })
-        return 0
+        return Exit.OK
     run = detail.run
     print(f"run {run.id}: {run.test} on {run.host_name} — {run.status}")
     print(f"started {run.started_at.isoformat()}  finished {run.finished_at.isoformat() if run.finished_at else '-'}")
@@ -104,34 +103,29 @@ def _show(bench: Workbench, args: argparse.Namespace) -> int:
         print("facts:")
         for line in facts_lines(detail.facts):
             print("  " + line)
-    return 0
+    return Exit.OK
 
 
 def _note(bench: Workbench, args: argparse.Namespace) -> int:
-    bench.store.runs.set_notes(args.run_id, args.text)
+    bench.set_run_notes(args.run_id, args.text)
     print(f"run {args.run_id}: notes {'set' if args.text else 'cleared'}")
-    return 0
+    return Exit.OK
 
 
 def _tag(bench: Workbench, args: argparse.Namespace) -> int:
-    detail = bench.store.runs.get(args.run_id)
-    if detail is None:
-        raise NotFound(f"no run with id {args.run_id}: see `benchbay runs list`")
+    detail = bench.run_detail(args.run_id)
     given = [t.strip() for t in args.tags]
     tags = [t for t in detail.run.tags if t not in given] if args.remove else [*detail.run.tags, *given]
-    stored = bench.store.runs.set_tags(args.run_id, tags)
+    stored = bench.set_run_tags(args.run_id, tags)
     print(f"run {args.run_id}: tags {', '.join(stored) if stored else '(none)'}")
-    return 0
+    return Exit.OK
 
 
 def _attach(bench: Workbench, args: argparse.Namespace) -> int:
-    from app.cli.monitor import EXIT_CANCELLED, EXIT_FAILED, ask_password, run_workers
-    from app.engine.attach import attach_run
+    from app.cli.monitor import ask_password, run_workers
     from app.engine.orchestrator import RunControl
 
-    detail = bench.store.runs.get(args.run_id)
-    if detail is None:
-        raise NotFound(f"no run with id {args.run_id}: see `benchbay runs list`")
+    detail = bench.run_detail(args.run_id)
     password = ask_password(bench, detail.run.host_name)
     control = RunControl()
 
@@ -143,11 +137,11 @@ def _attach(bench: Workbench, args: argparse.Namespace) -> int:
             raise KeyboardInterrupt
 
     print(f"benchbay: re-attaching to run {args.run_id} on {detail.run.host_name} ...", file=sys.stderr, flush=True)
-    [outcome] = run_workers([lambda: attach_run(bench, args.run_id, follow=True, force=args.force,
-                                                control=control, password=password)], interrupted)
+    [outcome] = run_workers([lambda: bench.attach(args.run_id, follow=True, force=args.force,
+                                                  control=control, password=password)], interrupted)
     if isinstance(outcome, BaseException):
         raise outcome
     print(f"benchbay: {outcome.message}", file=sys.stderr, flush=True)
-    if outcome.status == "done":
-        return 0
-    return EXIT_CANCELLED if outcome.status == "cancelled" else EXIT_FAILED
+    if outcome.status == RunStatus.DONE:
+        return Exit.OK
+    return Exit.CANCELLED if outcome.status == RunStatus.CANCELLED else Exit.FAILED

@@ -9,59 +9,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.summary.run import SWEEP_JOB, result_field
+from app.catalogue import CATALOGUE, HIGHER, LOWER, SWEEP_JOB, MetricSpec
+from app.catalogue.presentation import SWEEP_BEST
+from app.summary.base import result_field
 
-HIGHER, LOWER = "higher", "lower"
-
-
-@dataclass(frozen=True)
-class Metric:
-    key: str            # "disk:randread_4k.iops": test, a colon, the stored metric name
-    test: str
-    label: str          # what a reader calls it, without the unit
-    unit: str
-    better: str         # HIGHER or LOWER
-    headline: bool = False   # the figure that decides "the winner" of its test in the summary
-
-    @property
-    def metric(self) -> str:
-        return self.key.partition(":")[2]
-
-    def header(self) -> str:
-        return f"{self.label} ({self.unit})" if self.unit else self.label
-
-
-SWEEP_BEST = "sweep_best.iops"   # derived: the highest IOPS of the concurrency sweep
-
-METRICS: tuple[Metric, ...] = (
-    Metric("disk:randread_4k.iops", "disk", "Random read 4 KiB", "IOPS", HIGHER, headline=True),
-    Metric("disk:" + SWEEP_BEST, "disk", "Random read 4 KiB, best of sweep", "IOPS", HIGHER),
-    Metric("disk:randread_4k.lat_p99", "disk", "Random read 4 KiB p99", "ms", LOWER),
-    Metric("disk:randread_1m.mbps", "disk", "Random read 1 MiB", "MB/s", HIGHER),
-    Metric("disk:seqread_1m.mbps", "disk", "Sequential read", "MB/s", HIGHER),
-    Metric("disk:seqwrite_1m.mbps", "disk", "Sequential write", "MB/s", HIGHER),
-    Metric("disk:syncwrite_4k.iops", "disk", "Sync write 4 KiB", "IOPS", HIGHER, headline=True),
-    Metric("disk:syncwrite_4k.lat_p99", "disk", "Sync write 4 KiB p99", "ms", LOWER),
-    Metric("disk:syncwrite_1m.mbps", "disk", "Sync write 1 MiB", "MB/s", HIGHER),
-    Metric("cpu:single", "cpu", "CPU single core", "ops/s", HIGHER),
-    Metric("cpu:multi", "cpu", "CPU all cores", "ops/s", HIGHER, headline=True),
-    Metric("mailstorm:accepted_per_s", "mailstorm", "Mail storm accepted", "msg/s", HIGHER, headline=True),
-    Metric("mailstorm:data_p99", "mailstorm", "End of DATA p99", "ms", LOWER),
-    Metric("mailstorm:drain_s", "mailstorm", "Queue drain", "s", LOWER),
-    Metric("restore:restore_j1.total_s", "restore", "Restore -j 1", "s", LOWER),
-    Metric("restore:restore_jN.total_s", "restore", "Restore -j N", "s", LOWER, headline=True),
-    Metric("restore:file_restore.total_s", "restore", "File-level restore", "s", LOWER, headline=True),
-)
-TEST_LABELS = {"disk": "Disk", "cpu": "CPU", "mailstorm": "Mail storm", "restore": "Restore", "idle": "Idle",
-               "monitor": "Monitor"}
+Metric = MetricSpec     # a column: the catalogue's description of a compared figure
+METRICS: tuple[Metric, ...] = CATALOGUE.compared_metrics()
+TEST_LABELS = dict(CATALOGUE.labels)
+__all__ = ["HIGHER", "LOWER", "METRICS", "SWEEP_BEST", "TEST_LABELS", "Figure", "Metric", "figures", "metric"]
 
 
 def metric(key: str) -> Metric:
-    for item in METRICS:
-        if item.key == key:
-            return item
-    raise KeyError(f"no comparison metric {key!r}")
-
+    return CATALOGUE.metric(key)
 
 
 @dataclass(frozen=True)

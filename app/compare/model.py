@@ -14,10 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.catalogue import CATALOGUE
 from app.compare.caveats import Caveat, between_caveats, run_caveats
-from app.compare.metrics import HIGHER, METRICS, TEST_LABELS, Figure, Metric, figures
+from app.compare.metrics import HIGHER, METRICS, Figure, Metric, figures
+from app.compare.source import RunSource
+from app.summary.base import number, warning_messages
 from app.summary.facts import spec_line
-from app.summary.run import number, warning_messages
 from storage.records import ResultSample, RunRecord
 
 NO_VALUE = "—"
@@ -84,6 +86,10 @@ class Comparison:
     @property
     def tests(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(m.test for m in self.metrics))
+
+    def test_label(self, test: str) -> str:
+        """What a reader calls a test in a table or heading: "Disk", "Mail storm"."""
+        return CATALOGUE.label(test)
 
     def column(self, key: str) -> list[tuple[Row, Cell]]:
         return [(row, row.cells[key]) for row in self.rows if key in row.cells and row.cells[key].value is not None]
@@ -171,8 +177,9 @@ def winner_line(comparison: Comparison, item: Metric) -> str:
     found = lead(comparison, item)
     if found is None:
         return ""
-    what = f"{TEST_LABELS.get(item.test, item.test)}, {item.label[0].lower()}{item.label[1:]}" \
-        if not item.label.lower().startswith(TEST_LABELS.get(item.test, item.test).lower()) else item.label
+    test = CATALOGUE.label(item.test)
+    what = f"{test}, {item.label[0].lower()}{item.label[1:]}" if not item.label.lower().startswith(test.lower()) \
+        else item.label
     best = found.best
     if best.value == found.runner_up.value:
         return f"{what}: {found.best_row.label} and {found.runner_up_row.label} tie at {best.text} {item.unit}."
@@ -217,8 +224,7 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None) -> Com
             found.update(figures(run.results))
         notes: list[Caveat] = []
         for run in group:
-            notes += run_caveats(figures(run.results), run.results, run.facts, run.warnings,
-                                 run.record.status, run.record.error)
+            notes += run_caveats(run.results, run.facts, run.warnings, run.record.status, run.record.error)
         raw.append((_label(group, groups), group, found, results, list(dict.fromkeys(notes))))
     between = between_caveats([(label, results) for label, _g, _f, results, _n in raw])
     shown = tuple(m for m in METRICS if any(m.key in found for _l, _g, found, _r, _n in raw))
@@ -253,22 +259,17 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None) -> Com
     return Comparison(tuple(rows), shown, tuple(between))
 
 
-def load_inputs(store: Any, run_ids: Iterable[int]) -> list[RunInput]:
-    """The runs from the store (a storage Store), with their warnings; facts fall back to the host's latest."""
-    from storage.errors import NotFound
-
+def load_inputs(source: RunSource, run_ids: Iterable[int]) -> list[RunInput]:
+    """The stored runs, with their warnings; facts fall back to the host's latest. NotFound for a missing id."""
     out = []
     for run_id in run_ids:
-        detail = store.runs.get(run_id)
-        if detail is None:
-            raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
+        detail = source.run_detail(run_id)
         facts = detail.facts
         if facts is None:
-            latest = store.runs.latest_facts(detail.run.host_name)
-            facts = latest[1] if latest else None
-        out.append(RunInput(detail.run, facts, list(detail.results), warning_messages(store.runs.events(run_id))))
+            facts = source.latest_facts(detail.run.host_name)
+        out.append(RunInput(detail.run, facts, list(detail.results), warning_messages(source.run_events(run_id))))
     return out
 
 
-def compare_runs(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = None) -> Comparison:
-    return build(load_inputs(store, run_ids), baseline_run_id)
+def compare_runs(source: RunSource, run_ids: Sequence[int], baseline_run_id: int | None = None) -> Comparison:
+    return build(load_inputs(source, run_ids), baseline_run_id)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.compare.source import RunSource
 from storage.records import SeriesData
 
 OVERLAYS: tuple[tuple[str, str, str], ...] = (
@@ -70,15 +71,15 @@ def pick(series: Sequence[SeriesData], name: str) -> SeriesData | None:
     return next((s for s in series if s.name == name and not s.device), None)
 
 
-def aligned(store: Any, labelled_runs: Sequence[tuple[str, int]], name: str) -> list[AlignedSeries]:
+def aligned(source: RunSource, labelled_runs: Sequence[tuple[str, int]], name: str) -> list[AlignedSeries]:
     """The named curve of each (label, run id) that has it, shifted so each test starts at t = 0."""
     out = []
     for label, run_id in labelled_runs:
-        series = store.runs.series(run_id)
+        series = source.run_series(run_id)
         curve = pick(series, name)
         if curve is None:
             continue
-        shift = start_offset(store.runs.events(run_id))
+        shift = start_offset(source.run_events(run_id))
         out.append(AlignedSeries(label, run_id, name, curve.device, curve.unit,
                                  [t - shift for t in curve.t], list(curve.values)))
     return out

@@ -5,7 +5,7 @@ import csv
 import io
 
 from app.compare.model import NO_VALUE, Cell, Comparison
-from app.summary.run import Table
+from app.summary.base import Table
 
 CSV_FIXED = ("server", "host", "run_ids", "tests", "started_utc", "spec")
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from app.engine.lock import RunBusy, claim, this_machine
 from app.engine.orchestrator import (
@@ -25,19 +24,20 @@ from app.engine.orchestrator import (
     RunOutcome,
     RunRequest,
     RunRequestError,
+    RunServices,
     SampleCallback,
     drive_run,
     new_session,
     validate_request,
 )
-from remote.errors import BenchbayError
+from app.errors import USER_ERRORS, AppError
 from remote.run_session import DEFAULT_MARGIN, MONITOR, RunSession
 from storage.errors import NotFound
-from storage.records import RUN_FAILED, RUN_INTERRUPTED, AttachableRun
+from storage.records import AttachableRun, RunStatus
 
 log = logging.getLogger(__name__)
 
-LEFT_RUNNING = "running"        # still running on its host: left for a later attach
+LEFT_RUNNING = RunStatus.RUNNING.value   # still running on its host: left for a later attach
 NOT_ATTACHED = "not attached"   # the host could not be reached now (or needs a password)
 
 
@@ -50,7 +50,7 @@ class AttachOutcome:
     samples: int = 0
 
 
-def _running(workbench: Any, run_id: int) -> AttachableRun | None:
+def _running(workbench: RunServices, run_id: int) -> AttachableRun | None:
     return next((run for run in workbench.store.runs.running() if run.id == run_id), None)
 
 
@@ -64,7 +64,7 @@ def _request(run: AttachableRun) -> RunRequest:
 
 
 def attach_run(
-    workbench: Any,
+    workbench: RunServices,
     run_id: int,
     follow: bool = True,
     force: bool = False,
@@ -75,7 +75,7 @@ def attach_run(
 ) -> AttachOutcome:
     """Take over run `run_id` and store it (follow: to its end; else only when it is over on the host).
 
-    Raises NotFound / BenchbayError when there is nothing to attach to, RunBusy when a live workbench
+    Raises NotFound / AppError when there is nothing to attach to, RunBusy when a live workbench
     drives it, and what Workbench.connect raises when the host cannot be reached (the run stays
     running then, to try again before its deadline).
     """
@@ -84,7 +84,7 @@ def attach_run(
         detail = workbench.store.runs.get(run_id)
         if detail is None:
             raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
-        raise BenchbayError(f"run {run_id} is {detail.run.status}, not running: there is nothing to re-attach to")
+        raise AppError(f"run {run_id} is {detail.run.status}, not running: there is nothing to re-attach to")
     lock = claim(run.id, run.owner, workbench.home, force)
     try:
         run = _running(workbench, run_id)   # again, under the lock: it may have been stored meanwhile
@@ -98,21 +98,21 @@ def attach_run(
             lock.release()
 
 
-def _attach(workbench: Any, run: AttachableRun, follow: bool, control: RunControl,
+def _attach(workbench: RunServices, run: AttachableRun, follow: bool, control: RunControl,
             on_sample: SampleCallback | None, on_event: EventCallback | None, password: str | None) -> AttachOutcome:
     host, runs = run.host_name, workbench.store.runs
     if run.remote is None:
         reason = (f"{host}: its workbench went away before it recorded where the run lives on the host; "
                   "nothing could be collected (the host removes what the run left at its deadline)")
-        runs.finish(run.id, RUN_INTERRUPTED, error=reason)
-        return AttachOutcome(run.id, host, RUN_INTERRUPTED, f"run {run.id} on {reason}")
+        runs.finish(run.id, RunStatus.INTERRUPTED, error=reason)
+        return AttachOutcome(run.id, host, RunStatus.INTERRUPTED, f"run {run.id} on {reason}")
     request = _request(run)
     try:
         params = validate_request(request)
     except RunRequestError as exc:
         reason = f"{host}: cannot re-attach: the stored parameters are not valid any more ({exc})"
-        runs.finish(run.id, RUN_FAILED, error=reason)
-        return AttachOutcome(run.id, host, RUN_FAILED, f"run {run.id} on {reason}")
+        runs.finish(run.id, RunStatus.FAILED, error=reason)
+        return AttachOutcome(run.id, host, RunStatus.FAILED, f"run {run.id} on {reason}")
     transport = workbench.connect(host, password)
     if request.test == MONITOR and request.duration is None:
         control.stop()   # an open-ended monitor ends with its user, who is gone: collect it now
@@ -143,20 +143,20 @@ def _over(session: RunSession, control: RunControl) -> bool:
 
 
 def _said(outcome: RunOutcome) -> str:
-    if outcome.status == RUN_INTERRUPTED:
+    if outcome.status == RunStatus.INTERRUPTED:
         return f"run {outcome.run_id} stored as interrupted: {outcome.error}"
     text = (f"run {outcome.run_id} on {outcome.host}: re-attached after its workbench went away; stored as "
             f"{outcome.status} with {outcome.samples} samples")
     return text + (f" ({outcome.error})" if outcome.error else "")
 
 
-def orphan_candidates(workbench: Any) -> list[AttachableRun]:
+def orphan_candidates(workbench: RunServices) -> list[AttachableRun]:
     """Running runs this machine may take over (the lock tells whether their workbench lives)."""
     here = this_machine()
     return [run for run in workbench.store.runs.running() if run.owner is None or run.owner.machine == here]
 
 
-def collect_orphans(workbench: Any, follow: bool = False) -> list[AttachOutcome]:
+def collect_orphans(workbench: RunServices, follow: bool = False) -> list[AttachOutcome]:
     """The automatic attempt: every run whose workbench went away, one after the other.
 
     Runs a live workbench drives are skipped without a word; nothing here raises for one run.
@@ -172,7 +172,7 @@ def collect_orphans(workbench: Any, follow: bool = False) -> list[AttachOutcome]
             outcomes.append(attach_run(workbench, run.id, follow=follow))
         except RunBusy:
             continue
-        except BenchbayError as exc:
+        except USER_ERRORS as exc:
             outcomes.append(AttachOutcome(run.id, run.host_name, NOT_ATTACHED,
                                           f"run {run.id} on {run.host_name} lost its workbench and could not be "
                                           f"re-attached now ({exc}); try `benchbay runs attach {run.id}` before "

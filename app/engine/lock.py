@@ -17,7 +17,7 @@ import secrets
 import socket
 from pathlib import Path
 
-from remote.errors import BenchbayError
+from app.errors import AppError
 from storage.records import RunOwner
 
 try:
@@ -28,7 +28,7 @@ except ImportError:  # not POSIX: no locks, so no automatic re-attach (by hand w
 LOCK_DIR = "running"   # under the Benchbay home directory
 
 
-class RunBusy(BenchbayError):
+class RunBusy(AppError):
     """Another live workbench drives this run (or one whose liveness cannot be checked from here)."""
 
 

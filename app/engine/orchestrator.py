@@ -9,18 +9,24 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from app.engine.lock import RunLock
+from app.engine.settings import Settings
+from app.errors import USER_ERRORS, AppError
 from remote.agent import benches
 from remote.agent_package import AGENT_VERSION
-from remote.errors import BenchbayError, ConnectError, NoPython
+from remote.errors import ConnectError, NoPython
 from remote.facts import gather_facts
+from remote.hostspec import HostSpec
 from remote.run_session import DEFAULT_MARGIN, DEFAULT_RECONNECT_BUDGET, MONITOR, RunLost, RunSession, RunVanished
 from remote.run_tail import workbench_event
 from remote.telemetry.compute import TelemetryComputer
 from remote.telemetry.sample import TelemetrySample, samples_to_series
-from storage.records import RUN_CANCELLED, RUN_DONE, RUN_FAILED, RUN_INTERRUPTED, RemoteRunState, ResultSample
+from remote.transport import Transport
+from storage.db import Store
+from storage.records import RemoteRunState, ResultSample, RunStatus
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +37,21 @@ SampleCallback = Callable[[str, TelemetrySample], None]
 EventCallback = Callable[[str, dict], None]
 
 
-class RunRequestError(BenchbayError):
+class RunServices(Protocol):
+    """What the run engine uses of the Workbench: its internals take this, as the Workbench imports them."""
+
+    @property
+    def home(self) -> Path: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def store(self) -> Store: ...
+    def get_host(self, name: str) -> HostSpec: ...
+    def connect(self, name: str, password: str | None = None) -> Transport: ...
+    def needs_password(self, name: str) -> bool: ...
+
+
+class RunRequestError(AppError):
     """The request itself is wrong (unknown test, bad parameter, interval out of range)."""
 
 
@@ -51,7 +71,7 @@ class RunRequest:
 class RunOutcome:
     run_id: int
     host: str
-    status: str        # done | failed | cancelled | interrupted
+    status: RunStatus   # never RUNNING
     error: str
     samples: int
 
@@ -102,7 +122,7 @@ def validate_request(request: RunRequest) -> dict[str, Any]:
 
 
 def execute_run(
-    workbench: Any,
+    workbench: RunServices,
     request: RunRequest,
     control: RunControl | None = None,
     on_sample: SampleCallback | None = None,
@@ -147,7 +167,7 @@ def execute_run(
             lock.release()
 
 
-def new_session(workbench: Any, transport: Any, request: RunRequest, params: dict[str, Any], run_id: int,
+def new_session(workbench: RunServices, transport: Transport, request: RunRequest, params: dict[str, Any], run_id: int,
              control: RunControl, on_sample: SampleCallback | None, on_event: EventCallback | None,
              password: str | None) -> RunSession:
     host = transport.name
@@ -161,38 +181,38 @@ def new_session(workbench: Any, transport: Any, request: RunRequest, params: dic
     )
 
 
-class LeftRunning(BenchbayError):
+class LeftRunning(AppError):
     """A re-attach that only collects finished runs found this one still running on its host."""
 
 
-def drive_run(workbench: Any, run_id: int, request: RunRequest, session: RunSession, control: RunControl,
+def drive_run(workbench: RunServices, run_id: int, request: RunRequest, session: RunSession, control: RunControl,
               begin: Callable[[], dict | None], reattached: bool = False) -> RunOutcome:
     """begin() (start, or resume after a lost workbench), follow the run to its end, store it."""
     facts: dict | None = None
-    status, error = RUN_FAILED, ""
+    status, error = RunStatus.FAILED, ""
     store = True
     try:
         facts = begin()
         session.run()
-        status, error = session.status, session.error
+        status, error = RunStatus(session.status), session.error   # the agent's end: done, failed or cancelled
     except KeyboardInterrupt:
-        status, error = RUN_CANCELLED, "interrupted"
+        status, error = RunStatus.CANCELLED, "interrupted"   # the error text, not a status
         session.abort()
         raise
     except RunVanished as exc:
-        status, error = RUN_INTERRUPTED, str(exc)
+        status, error = RunStatus.INTERRUPTED, str(exc)
     except LeftRunning:
         store = False   # still ours to collect later: nothing stored, nothing removed on the host
         raise
     except RunLost as exc:
-        status, error = RUN_FAILED, str(exc)
+        status, error = RunStatus.FAILED, str(exc)
         if control.cancelled or control.stopped:   # the user ended it while the host was unreachable
-            status = RUN_CANCELLED if control.cancelled or session.uses_agent else RUN_DONE
-    except BenchbayError as exc:
-        status, error = RUN_FAILED, str(exc) or type(exc).__name__
+            status = RunStatus.CANCELLED if control.cancelled or session.uses_agent else RunStatus.DONE
+    except USER_ERRORS as exc:
+        status, error = RunStatus.FAILED, str(exc) or type(exc).__name__
         session.abort()
     except BaseException as exc:
-        status, error = RUN_FAILED, f"internal error: {type(exc).__name__}: {exc}"
+        status, error = RunStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}"
         session.abort()
         raise
     finally:
@@ -207,7 +227,7 @@ def drive_run(workbench: Any, run_id: int, request: RunRequest, session: RunSess
     return RunOutcome(run_id, session.host, status, error, len(session.samples))
 
 
-def _remember_remote_state(workbench: Any, run_id: int, session: RunSession) -> None:
+def _remember_remote_state(workbench: RunServices, run_id: int, session: RunSession) -> None:
     """Where the run lives on its host, stored as soon as it runs there: a later Benchbay can find it."""
     expected = session.expected or 0.0
     workbench.store.runs.set_remote_state(run_id, RemoteRunState(
@@ -233,7 +253,7 @@ def _trim_to_run(session: RunSession, request: RunRequest) -> None:
     del samples[keep:]
 
 
-def _monitor_facts(workbench: Any, session: RunSession) -> dict | None:
+def _monitor_facts(workbench: RunServices, session: RunSession) -> dict | None:
     """A monitor needs no python, but when the host has it the run gets its facts too."""
     try:
         return gather_facts(session.transport, timeout=min(workbench.settings.command_timeout,
@@ -242,13 +262,13 @@ def _monitor_facts(workbench: Any, session: RunSession) -> dict | None:
         return None
     except ConnectError:
         return None   # the session's next poll notices and reconnects
-    except BenchbayError as exc:
+    except USER_ERRORS as exc:
         session.add_event(workbench_event("warning", message=f"no facts: {exc}"))
         return None
 
 
-def store_run(workbench: Any, run_id: int, request: RunRequest, session: RunSession, facts: dict | None,
-              status: str, error: str) -> None:
+def store_run(workbench: RunServices, run_id: int, request: RunRequest, session: RunSession, facts: dict | None,
+              status: RunStatus, error: str) -> None:
     runs = workbench.store.runs
     events = list(session.events)
     agent_facts = [e.get("facts") for e in events if e.get("type") == "facts" and isinstance(e.get("facts"), dict)]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import platformdirs
 
-from remote.errors import BenchbayError
+from app.errors import AppError
 
 APP_NAME = "benchbay"
 HOME_ENV = "BENCHBAY_HOME"
@@ -60,5 +60,5 @@ class Settings:
         tmp.replace(home / "settings.json")
 
 
-class SettingsError(BenchbayError):
+class SettingsError(AppError):
     pass

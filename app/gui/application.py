@@ -57,8 +57,8 @@ def run_gui(workbench_factory: Callable[[], object], argv: list[str] | None = No
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication, QMessageBox
 
+    from app.errors import USER_ERRORS
     from app.gui.crash_dialog import install_excepthook
-    from remote.errors import BenchbayError
     from resources import resource_path, resource_text
 
     QCoreApplication.setApplicationName("Benchbay")
@@ -79,7 +79,7 @@ def run_gui(workbench_factory: Callable[[], object], argv: list[str] | None = No
 
     try:
         workbench = workbench_factory()
-    except BenchbayError as exc:
+    except USER_ERRORS as exc:
         QMessageBox.critical(None, "Benchbay cannot start", str(exc))
         return 1
 

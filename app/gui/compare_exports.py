@@ -5,24 +5,46 @@ status line says what is happening, then where the file is (with a button to ope
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from PySide6.QtCore import QObject, Qt, QUrl
+from PySide6.QtCore import QObject, Qt, QUrl, SignalInstance
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QWidget
 
+from app.compare.model import Comparison, RunInput
+from app.compare.source import RunSource
 from app.compare.table import csv_text
+from app.gui.workers import Worker
 from app.report.content import ReportOptions, gather
 from app.report.pdf_writer import write_pdf
 from app.util.atomic_file import atomic_text, write_text_atomically
+from app.workbench import Workbench
 from storage.records import SavedComparison
-from storage.run_exchange import ImportReport, import_file, write_runs
+from storage.run_exchange import ImportReport
 from widgets.export_dialog import ExportChoice, ExportDialog
 
-if TYPE_CHECKING:
-    from app.gui.compare_tab import CompareTab
+
+class ExportSource(Protocol):
+    """What the exports use of the Compare tab (which imports this module): also their Qt parent."""
+
+    bench: Workbench
+    comparison: Comparison | None
+    inputs: list[RunInput]
+    saved: SavedComparison | None
+    baseline_run_id: int | None
+    title_edit: QLineEdit
+    notes_edit: QPlainTextEdit
+    runs_changed: SignalInstance
+
+    def run_ids(self) -> list[int]: ...
+    def title(self) -> str: ...
+    def window(self) -> QWidget: ...
+    def show_status(self, text: str, to_window: bool = False) -> None: ...
+    def run_job(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
+                what: str = "", on_failed: Callable[[str], None] | None = None) -> Worker: ...
 
 
 @dataclass(frozen=True)
@@ -31,10 +53,10 @@ class PdfWritten:
     pages: int
 
 
-def write_report(store: Any, run_ids: list[int], baseline_run_id: int | None, options: ReportOptions,
+def write_report(source: RunSource, run_ids: list[int], baseline_run_id: int | None, options: ReportOptions,
                  path: str) -> PdfWritten:
     """Gather and draw the report (in a worker thread)."""
-    data = gather(store, run_ids, baseline_run_id, options)
+    data = gather(source, run_ids, baseline_run_id, options)
     return PdfWritten(path, write_pdf(data, path))
 
 
@@ -46,23 +68,23 @@ def write_text(path: str, text: str) -> str:
     return path
 
 
-def export_runs_file(store: Any, run_ids: list[int], comparison_id: int | None, path: str) -> tuple[str, int]:
-    """Written run by run (storage.run_export.write_runs): a large export never sits in memory whole."""
+def export_runs_file(bench: Workbench, run_ids: list[int], comparison_id: int | None, path: str) -> tuple[str, int]:
+    """Written run by run (Workbench.export_runs): a large export never sits in memory whole."""
     try:
         with atomic_text(path) as out:
-            count = write_runs(store, run_ids, out, comparison_id)
+            count = bench.export_runs(run_ids, out, comparison_id)
     except OSError as exc:
         raise OSError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path, count
 
 
-def import_runs_file(store: Any, path: str) -> ImportReport:
-    """Read run by run (storage.run_import.import_file), in one transaction."""
+def import_runs_file(bench: Workbench, path: str) -> ImportReport:
+    """Read run by run (Workbench.import_runs), in one transaction."""
     if Path(path).is_dir():
         raise OSError(f"cannot read {path}: it is a directory")
     try:
         with open(path, encoding="utf-8") as handle:
-            return import_file(store, handle, Path(path).name)
+            return bench.import_runs(handle, Path(path).name)
     except OSError as exc:
         raise OSError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
@@ -83,7 +105,7 @@ def import_message(report: ImportReport) -> str:
 class CompareExports(QObject):
     """Export buttons, a busy bar and an "Open" button for the file just written; state kept per tab."""
 
-    def __init__(self, tab: CompareTab) -> None:
+    def __init__(self, tab: ExportSource) -> None:
         super().__init__(tab)
         self.tab = tab
         self.pdf_button = self._button("Export PDF…", "exportPdfButton",
@@ -165,7 +187,7 @@ class CompareExports(QObject):
                                 date=choice.date, logo_path=choice.logo_path, page_size=choice.page_size,
                                 notes=tab.notes_edit.toPlainText().strip())
         self._busy("Writing PDF…")
-        tab.run_job(write_report, tab.bench.store, tab.run_ids(), tab.baseline_run_id, options, choice.output,
+        tab.run_job(write_report, tab.bench, tab.run_ids(), tab.baseline_run_id, options, choice.output,
                     what="PDF not written", on_done=self._pdf_written, on_failed=lambda _text: self._idle())
 
     def _pdf_written(self, result: PdfWritten) -> None:
@@ -190,7 +212,7 @@ class CompareExports(QObject):
             return
         saved_id = tab.saved.id if tab.saved is not None else None
         self._busy("Writing JSON…")
-        tab.run_job(export_runs_file, tab.bench.store, tab.run_ids(), saved_id, path, what="JSON not written",
+        tab.run_job(export_runs_file, tab.bench, tab.run_ids(), saved_id, path, what="JSON not written",
                     on_failed=lambda _text: self._idle(), on_done=self._json_written)
 
     def _json_written(self, result: tuple[str, int]) -> None:
@@ -206,7 +228,7 @@ class CompareExports(QObject):
 
     def import_runs(self, path: str) -> None:
         tab = self.tab
-        tab.run_job(import_runs_file, tab.bench.store, path, what="Import failed", on_done=self._imported)
+        tab.run_job(import_runs_file, tab.bench, path, what="Import failed", on_done=self._imported)
 
     def _imported(self, report: ImportReport) -> None:
         self.tab.show_status(import_message(report), to_window=True)

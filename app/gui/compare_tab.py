@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
 
 from app.compare.model import Comparison, RunInput, build, load_inputs
 from app.compare.overlay import aligned, overlay_runs
+from app.errors import USER_ERRORS
+from app.gui.compare_choices import comparison_view
 from app.gui.compare_exports import CompareExports
 from app.gui.workers import Worker, WorkerPool
-from remote.errors import BenchbayError
-from storage.errors import NotFound
+from app.workbench import Workbench
 from storage.records import RunRecord, SavedComparison
-from widgets.compare_view import ComparisonView
 from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.note_editor import NoteEditor
@@ -49,20 +49,18 @@ class OpenedComparison:
     missing_uids: list[str]
 
 
-def open_saved_comparison(store: Any, comparison_id: int) -> OpenedComparison:
+def open_saved_comparison(bench: Workbench, comparison_id: int) -> OpenedComparison:
     """Runs by uid (a comparison may come from another laptop's store); missing runs are reported, not fatal."""
-    saved = store.comparisons.get(comparison_id)
-    if saved is None:
-        raise NotFound(f"no saved comparison with id {comparison_id}")
+    saved = bench.get_comparison(comparison_id)
     ids: dict[str, int] = {}
     missing = []
     for uid in saved.run_uids:
-        detail = store.runs.get_by_uid(uid)
+        detail = bench.run_by_uid(uid)
         if detail is None:
             missing.append(uid)
         else:
             ids[uid] = detail.run.id
-    inputs = load_inputs(store, list(ids.values())) if ids else []
+    inputs = load_inputs(bench, list(ids.values())) if ids else []
     return OpenedComparison(saved, inputs, ids.get(saved.baseline_uid or ""), missing)
 
 
@@ -78,7 +76,7 @@ class CompareTab(QWidget):
     message = Signal(str)       # for the window's status bar
     runs_changed = Signal()     # notes stored, runs imported: the window reloads its run list
 
-    def __init__(self, workbench: Any, pool: WorkerPool, parent: QWidget | None = None) -> None:
+    def __init__(self, workbench: Workbench, pool: WorkerPool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("compareTab")
         self.bench = workbench
@@ -93,7 +91,7 @@ class CompareTab(QWidget):
 
         self.picker = RunPicker()
         self.note_editor = NoteEditor()
-        self.view = ComparisonView()
+        self.view = comparison_view()
         self.title_edit = QLineEdit()
         self.title_edit.setObjectName("comparisonTitle")
         self.title_edit.setPlaceholderText(DEFAULT_TITLE)
@@ -181,7 +179,7 @@ class CompareTab(QWidget):
         return self.pool.start(worker, key="compare")
 
     def _failed(self, what: str, exc: BaseException, on_failed: Callable[[str], None] | None) -> None:
-        if not isinstance(exc, (BenchbayError, ValueError, OSError)):
+        if not isinstance(exc, (*USER_ERRORS, ValueError, OSError)):
             import sys
 
             sys.excepthook(type(exc), exc, exc.__traceback__)
@@ -213,7 +211,7 @@ class CompareTab(QWidget):
         self.saved = None
         self.picker.select_ids(run_ids)
         self.show_status(f"Loading {len(run_ids)} run{'s' if len(run_ids) != 1 else ''}…")
-        self.run_job(load_inputs, self.bench.store, list(run_ids), what="Comparing",
+        self.run_job(load_inputs, self.bench, list(run_ids), what="Comparing",
                      on_done=lambda inputs: self._loaded(serial, inputs, baseline_run_id))
 
     def _loaded(self, serial: int, inputs: list[RunInput], baseline_run_id: int | None) -> None:
@@ -249,7 +247,7 @@ class CompareTab(QWidget):
         self._overlay_serial += 1
         serial = self._overlay_serial
         runs = overlay_runs(self.comparison, test)
-        self.run_job(aligned, self.bench.store, runs, name, what="Loading telemetry",
+        self.run_job(aligned, self.bench, runs, name, what="Loading telemetry",
                      on_done=lambda curves: serial == self._overlay_serial and self.view.set_overlays(curves))
 
     def clear(self) -> None:
@@ -273,11 +271,11 @@ class CompareTab(QWidget):
     # -- notes -----------------------------------------------------------------------------------
 
     def save_run_notes(self, run_ids: list[int], text: str) -> None:
-        store = self.bench.store
+        bench = self.bench
 
         def job() -> tuple[list[int], str]:
             for run_id in run_ids:
-                store.runs.set_notes(run_id, text)
+                bench.set_run_notes(run_id, text)
             return run_ids, text
 
         self.run_job(job, what="Saving the note", on_done=self._notes_saved)
@@ -298,11 +296,11 @@ class CompareTab(QWidget):
         baseline = next((run.record.uid for run in self.inputs if run.record.id == self.baseline_run_id), None)
         fields = {"title": self.title(), "run_uids": uids, "baseline_uid": baseline,
                   "notes": self.notes_edit.toPlainText().strip(), **self.exports.saved_fields()}
-        repo = self.bench.store.comparisons
+        bench = self.bench
         saved_id = self.saved.id if self.saved is not None else None
 
         def job() -> SavedComparison:
-            return repo.save(**fields) if saved_id is None else repo.update(saved_id, **fields)
+            return bench.save_comparison(saved_id, **fields)
 
         self.run_job(job, what="Saving the comparison", on_done=self._comparison_saved)
 
@@ -313,7 +311,7 @@ class CompareTab(QWidget):
 
     def choose_saved(self) -> None:
         """List the saved comparisons (in a worker), then let the user pick one."""
-        self.run_job(self.bench.store.comparisons.list, what="Listing saved comparisons", on_done=self._pick_saved)
+        self.run_job(self.bench.list_comparisons, what="Listing saved comparisons", on_done=self._pick_saved)
 
     def _pick_saved(self, saved: list[SavedComparison]) -> None:
         if self.saved_dialog is not None:
@@ -329,7 +327,7 @@ class CompareTab(QWidget):
         self._serial += 1
         serial = self._serial
         self.show_status("Opening the saved comparison…")
-        self.run_job(open_saved_comparison, self.bench.store, comparison_id, what="Opening the comparison",
+        self.run_job(open_saved_comparison, self.bench, comparison_id, what="Opening the comparison",
                      on_done=lambda opened: self._opened(serial, opened))
 
     def _opened(self, serial: int, opened: OpenedComparison) -> None:

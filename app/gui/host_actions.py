@@ -13,14 +13,25 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
+from app.errors import is_user_error
 from app.gui.workers import Worker, WorkerPool
-from remote.errors import BenchbayError, HostKeyChanged, PasswordRequired, UnknownHostKey
+from app.workbench import FactsOutcome, Workbench
+from remote.errors import HostKeyChanged, PasswordRequired, UnknownHostKey
+from remote.hostspec import AUTH_AGENT, AUTH_AUTO, AUTH_KEY, AUTH_PASSWORD
 from widgets.fingerprint_dialog import FingerprintDialog
 from widgets.format import human_duration, one_line
+from widgets.host_data import AuthChoice
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK, STATUS_UNKNOWN
 from widgets.password_dialog import PasswordDialog
 
 MAX_QUESTIONS = 3   # a host that keeps asking (key keeps changing, password refused) stops here
+# the host editor's choices, in the order it offers them
+AUTH_CHOICES = (
+    AuthChoice(AUTH_AUTO, "Automatic (ssh-agent and keys)"),
+    AuthChoice(AUTH_KEY, "Key file", needs_key=True),
+    AuthChoice(AUTH_AGENT, "ssh-agent only"),
+    AuthChoice(AUTH_PASSWORD, "Password", asks_password=True),
+)
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,7 @@ class ConnectQuestions(QObject):
     def forget(self, name: str) -> None:
         self._asked.pop(name, None)
 
-    def answer(self, name: str, exc: BenchbayError) -> Retry | Refusal:
+    def answer(self, name: str, exc: BaseException) -> Retry | Refusal:
         """Ask what `exc` needs; the password of a retry after a host key question stays the caller's."""
         if isinstance(exc, HostKeyChanged):
             self.show_key_changed(name, exc)
@@ -144,7 +155,7 @@ class FactsFlow(QObject):
     message = Signal(str)                # for the status bar
     facts_ready = Signal(object)         # app.workbench.FactsOutcome
 
-    def __init__(self, workbench, pool: WorkerPool, parent: QWidget) -> None:
+    def __init__(self, workbench: Workbench, pool: WorkerPool, parent: QWidget) -> None:
         super().__init__(parent)
         self._bench = workbench
         self._pool = pool
@@ -178,7 +189,7 @@ class FactsFlow(QObject):
         self.facts_ready.emit(outcome)
 
     def _failed(self, name: str, exc: BaseException, password: str | None) -> None:
-        if not isinstance(exc, BenchbayError):
+        if not is_user_error(exc):
             self._report(name, refusal(name, report_bug(exc)))
             return
         outcome = self.questions.answer(name, exc)
@@ -201,7 +212,8 @@ def _keyring_available() -> bool:
     return passwords.keyring_available()
 
 
-def _gather_job(bench, name: str, password: str | None, remember: bool, trust: UnknownHostKey | None):
+def _gather_job(bench: Workbench, name: str, password: str | None, remember: bool,
+                trust: UnknownHostKey | None) -> FactsOutcome:
     """Runs in a worker thread: no widgets here."""
     if trust is not None:
         bench.trust_key(trust)

@@ -5,25 +5,45 @@ Open graphs / Replay) into the MainWindow, so the window itself stays about host
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QToolBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QTabWidget, QToolBar, QVBoxLayout, QWidget
 
+from app.catalogue import CATALOGUE
 from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome, RunRequest
-from app.gui.host_actions import ConnectQuestions
+from app.gui.host_actions import ConnectQuestions, FactsFlow
 from app.gui.monitor_controller import MonitorController
 from app.gui.replay import ReplayView, StoredRun, load_stored_runs
 from app.gui.run_controller import RunController, RunResults, load_run_results
 from app.gui.runs_pane import RunsPane
-from remote.agent import benches
+from app.gui.workers import Worker
+from app.workbench import Workbench
+from storage.records import RunStatus
 from widgets.dashboard import Dashboard
+from widgets.host_list import HostList
+from widgets.run_data import RunState
 from widgets.run_dialog import RunDialog
 from widgets.run_progress import RunProgress
+from widgets.runs_table import RunsTable
+from widgets.test_forms_data import RunChoice
 
-if TYPE_CHECKING:
-    from app.gui.main_window import MainWindow
+
+class LiveHost(Protocol):
+    """What LiveFeatures uses of the main window (which imports this module): also the Qt parent."""
+
+    bench: Workbench
+    flow: FactsFlow
+    host_list: HostList
+    runs_table: RunsTable
+    tabs: QTabWidget
+
+    def show_status(self, text: str) -> None: ...
+    def reload_runs(self) -> None: ...
+    def run_job(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
+                what: str = "", key: str | None = None) -> Worker: ...
 
 
 class LiveTab(QWidget):
@@ -31,7 +51,7 @@ class LiveTab(QWidget):
 
     run_stored = Signal(int)
 
-    def __init__(self, workbench: Any, questions: ConnectQuestions | None = None,
+    def __init__(self, workbench: Workbench, questions: ConnectQuestions | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("liveTab")
@@ -97,8 +117,8 @@ class LiveTab(QWidget):
             self.dashboard.clear()
             self.progress.clear()
         try:
-            expected = benches.expected_seconds(requests[0].test, requests[0].params)
-        except ValueError:
+            expected = CATALOGUE.test(requests[0].test).expected_seconds(requests[0].params)
+        except (KeyError, ValueError):
             expected = None
         for request in requests:
             self.dashboard.add_host(request.host)
@@ -132,11 +152,11 @@ class LiveTab(QWidget):
         return self.controller.shutdown(timeout_ms) and tests_ended
 
     def _finished(self, host: str, outcome: RunOutcome, finished: str = "stopped") -> None:
-        if outcome.status == "failed":
-            self.dashboard.set_status(host, outcome.error or "failed", "failed")
+        if outcome.status == RunStatus.FAILED:
+            self.dashboard.set_status(host, outcome.error or "failed", RunState.FAILED)   # the text, the view's state
         else:
-            word = finished if outcome.status == "done" else outcome.status
-            self.dashboard.set_status(host, f"{word} — stored as run #{outcome.run_id}", "done")
+            word = finished if outcome.status == RunStatus.DONE else outcome.status
+            self.dashboard.set_status(host, f"{word} — stored as run #{outcome.run_id}", RunState.DONE)
         self.run_stored.emit(outcome.run_id)
 
     def _ended(self, host: str, status: str, reason: str) -> None:
@@ -152,7 +172,7 @@ class LiveTab(QWidget):
 class LiveFeatures(QObject):
     """The Monitor action (with its interval), the Live and Graphs tabs, and the Runs tab's buttons."""
 
-    def __init__(self, window: MainWindow, toolbar: QToolBar) -> None:
+    def __init__(self, window: LiveHost, toolbar: QToolBar) -> None:
         super().__init__(window)
         self.window = window
         self.live = LiveTab(window.bench, window.flow.questions, window)
@@ -220,9 +240,10 @@ class LiveFeatures(QObject):
             self.run_dialog.activateWindow()
             return self.run_dialog
         hosts = self.window.host_list
-        dialog = RunDialog(hosts.host_names(), hosts.selected_hosts(), self.live.busy_hosts(), self.window)
+        dialog = RunDialog(hosts.host_names(), hosts.selected_hosts(), self.live.busy_hosts(), self.window,
+                           tests=CATALOGUE.runnable(), validate=CATALOGUE.validate)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.start_requested.connect(lambda requests: self._start_tests(dialog, requests))
+        dialog.start_requested.connect(lambda choice: self._start_tests(dialog, choice))
         dialog.destroyed.connect(lambda: setattr(self, "run_dialog", None))
         self.live.connect_progress(dialog.progress)
         self.live.runs.running_changed.connect(dialog.set_running)
@@ -230,7 +251,9 @@ class LiveFeatures(QObject):
         dialog.show()
         return dialog
 
-    def _start_tests(self, dialog: RunDialog, requests: list[RunRequest]) -> None:
+    def _start_tests(self, dialog: RunDialog, choice: RunChoice) -> None:
+        """One RunRequest per host the dialog's choice names."""
+        requests = [RunRequest(host, choice.test, choice.params) for host in choice.hosts]
         started = self.live.run_tests(requests, dialog.progress)
         self.window.tabs.setCurrentWidget(self.live)
         if not started:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt
@@ -21,16 +22,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.errors import is_user_error
 from app.gui.compare_tab import CompareTab
-from app.gui.host_actions import FactsFlow
+from app.gui.host_actions import AUTH_CHOICES, FactsFlow
 from app.gui.import_dialog import ImportDialog
 from app.gui.live_tab import LiveFeatures
 from app.gui.run_reattach import RunReattacher
 from app.gui.workers import Worker, WorkerPool
-from remote.errors import BenchbayError
 from remote.hostspec import LOCAL_HOST_NAME, HostSpec
 from widgets.facts_view import FactsView
 from widgets.format import one_line
+from widgets.host_data import HostFields
 from widgets.host_editor import HostEditor
 from widgets.host_list import STATUS_ERROR, HostList
 from widgets.runs_table import RunsTable
@@ -159,7 +161,7 @@ class MainWindow(QMainWindow):
         return self.pool.start(worker, key=key)
 
     def _job_failed(self, what: str, exc: BaseException) -> None:
-        if not isinstance(exc, BenchbayError):
+        if not is_user_error(exc):
             import sys
 
             sys.excepthook(type(exc), exc, exc.__traceback__)
@@ -175,7 +177,7 @@ class MainWindow(QMainWindow):
         bench = self.bench
 
         def load() -> tuple[list[HostSpec], list, list[str]]:
-            return bench.list_hosts(), bench.store.runs.list(limit=RUNS_SHOWN), bench.ssh_config_aliases()
+            return bench.list_hosts(), bench.list_runs(limit=RUNS_SHOWN), bench.ssh_config_aliases()
 
         # facts may have been gathered elsewhere (the CLI): look them up again
         self._facts.clear()
@@ -204,7 +206,7 @@ class MainWindow(QMainWindow):
         if self._closing:
             return   # a monitor stored while the window closes: nobody will look
         bench = self.bench
-        self.run_job(lambda: bench.store.runs.list(limit=RUNS_SHOWN), on_done=self._on_runs, what="Loading runs")
+        self.run_job(lambda: bench.list_runs(limit=RUNS_SHOWN), on_done=self._on_runs, what="Loading runs")
 
     def _on_runs(self, runs: list) -> None:
         self.runs_table.set_runs(runs)
@@ -227,10 +229,13 @@ class MainWindow(QMainWindow):
 
     def _open_editor(self, spec: HostSpec | None) -> HostEditor:
         names = self.host_list.host_names()
+        # the editor has its own record of a host: the same fields as HostSpec
         editor = HostEditor(existing_names=set(names), ssh_aliases=self._aliases, jump_hosts=names,
-                            spec=spec, parent=self)
+                            spec=HostFields(**asdict(spec)) if spec else None, parent=self,
+                            auth_choices=AUTH_CHOICES, reserved_names={LOCAL_HOST_NAME})
         editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        editor.accepted.connect(lambda: self._save_host(spec.name if spec else None, editor.spec()))
+        editor.accepted.connect(lambda: self._save_host(spec.name if spec else None,
+                                                        HostSpec(**asdict(editor.fields()))))
         editor.destroyed.connect(lambda: setattr(self, "host_editor", None))
         self.host_editor = editor
         editor.open()   # window-modal, not a nested event loop
@@ -343,7 +348,7 @@ class MainWindow(QMainWindow):
             return
         self.facts_view.show_message(name, "Loading stored facts…")
         bench = self.bench
-        self.run_job(lambda: (name, bench.store.runs.latest_facts(name)), on_done=self._on_stored_facts,
+        self.run_job(lambda: (name, bench.latest_facts_taken(name)), on_done=self._on_stored_facts,
                      what=f"Loading facts of {name}")
 
     def _on_stored_facts(self, data: tuple[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""Monitor hosts from the window: one worker per host runs app.engine.orchestrator.execute_run.
+"""Monitor hosts from the window: one worker per host runs Workbench.run.
 
 The run engine calls back from the worker thread; the callbacks only emit this controller's
 signals, which reach the GUI thread queued (napari-style workers that report through signals).
@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from app.engine.orchestrator import RunControl, RunOutcome, RunRequest, execute_run
+from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, SampleCallback
+from app.errors import is_user_error
 from app.gui.host_actions import ConnectQuestions, Retry, refusal, report_bug
 from app.gui.workers import Worker, WorkerPool
-from remote.errors import BenchbayError, UnknownHostKey
+from app.workbench import Workbench
+from remote.errors import UnknownHostKey
 from remote.run_session import MONITOR
+from storage.records import RunStatus
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ class MonitorController(QObject):
     ended = Signal(str, str, str)        # host, "done"/"failed"/"cancelled"/"refused", one-line reason
     running_changed = Signal(bool)       # whether any monitor runs
 
-    def __init__(self, workbench: Any, parent: QWidget, questions: ConnectQuestions | None = None) -> None:
+    def __init__(self, workbench: Workbench, parent: QWidget, questions: ConnectQuestions | None = None) -> None:
         super().__init__(parent)
         self._bench = workbench
         self.pool = WorkerPool(self, max_threads=MAX_MONITORS)
@@ -130,24 +132,25 @@ class MonitorController(QObject):
         self._forget(monitor)
         if self._closing:
             return
-        what = {"done": "stored", "cancelled": "stored as cancelled"}.get(outcome.status, outcome.status)
+        said = {RunStatus.DONE: "stored", RunStatus.CANCELLED: "stored as cancelled"}
+        what = said.get(outcome.status, outcome.status)
         text = f"{monitor.host}: monitor {what} as run #{outcome.run_id} ({outcome.samples} samples)"
-        if outcome.status == "failed":
-            reason = outcome.error or "failed"
+        if outcome.status == RunStatus.FAILED:
+            reason = outcome.error or "failed"   # the text shown, not a status
             self.host_state.emit(monitor.host, STATUS_ERROR, reason)
             text = f"{text}: {reason.removeprefix(f'{monitor.host}: ')}"
         else:
             self.host_state.emit(monitor.host, STATUS_OK, "")
         self.message.emit(text)
         self.finished.emit(monitor.host, outcome)
-        self.ended.emit(monitor.host, outcome.status, outcome.error)
+        self.ended.emit(monitor.host, str(outcome.status), outcome.error)
 
     def _failed(self, monitor: _Monitor, exc: BaseException, password: str | None) -> None:
         host = monitor.host
         if self._closing:
             self._forget(monitor)
             return
-        if not isinstance(exc, BenchbayError):
+        if not is_user_error(exc):
             answer = refusal(host, report_bug(exc))
         elif monitor.control.stopped or monitor.control.cancelled:
             answer = refusal(host, f"not monitored: {exc}")
@@ -171,14 +174,15 @@ class MonitorController(QObject):
             self.running_changed.emit(False)
 
 
-def run_job(bench: Any, request: RunRequest, control: RunControl, on_sample: Any, on_event: Any,
+def run_job(bench: Workbench, request: RunRequest, control: RunControl, on_sample: SampleCallback | None,
+            on_event: EventCallback | None,
             password: str | None, remember: bool, trust: UnknownHostKey | None) -> RunOutcome:
     """A monitor's or a test's worker (RunController uses it too): trust the key the user accepted, run,
     remember the password once it worked. Runs in a worker thread: no widgets here, only the signals'
     emit as callbacks."""
     if trust is not None:
         bench.trust_key(trust)
-    outcome = execute_run(bench, request, control, on_sample=on_sample, on_event=on_event, password=password)
+    outcome = bench.run(request, control, on_sample=on_sample, on_event=on_event, password=password)
     if remember and password:
         bench.remember_password(request.host, password)   # it connected: the password was right
     return outcome

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
 
-from remote.errors import BenchbayError
+from app.errors import AppError
+from app.workbench import Workbench
 from remote.telemetry.sample import TelemetrySample, series_to_samples
 from storage.errors import NotFound
 from storage.records import RunRecord
@@ -44,15 +44,15 @@ class StoredRun:
         return self.samples[-1].t - self.t0 if self.samples else 0.0
 
 
-def load_stored_run(bench: Any, run_id: int) -> StoredRun:
+def load_stored_run(bench: Workbench, run_id: int) -> StoredRun:
     """Runs in a worker: the run's series back as samples, and its events."""
-    detail = bench.store.runs.get(run_id)
+    detail = bench.find_run(run_id)
     if detail is None:
         raise NotFound(f"no run with id {run_id}")
-    series = bench.store.runs.series(run_id)
-    events = bench.store.runs.events(run_id)
+    series = bench.run_series(run_id)
+    events = bench.run_events(run_id)
     if not series:
-        raise BenchbayError(f"run #{run_id} ({detail.run.test} on {detail.run.host_name}) has no telemetry to show")
+        raise AppError(f"run #{run_id} ({detail.run.test} on {detail.run.host_name}) has no telemetry to show")
     # the engine records where the series' t = 0 lies in host time; without it, events cannot be placed
     t0s = [e.get("t0") for e in events if e.get("type") == "telemetry" and isinstance(e.get("t0"), (int, float))]
     t0 = float(t0s[-1]) if t0s else 0.0
@@ -61,7 +61,7 @@ def load_stored_run(bench: Any, run_id: int) -> StoredRun:
     return StoredRun(detail.run, t0, series_to_samples(series, t0), events)
 
 
-def load_stored_runs(bench: Any, run_ids: list[int]) -> list[StoredRun]:
+def load_stored_runs(bench: Workbench, run_ids: list[int]) -> list[StoredRun]:
     return [load_stored_run(bench, run_id) for run_id in run_ids]
 
 

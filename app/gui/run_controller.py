@@ -1,6 +1,6 @@
 """Run a test (disk, cpu, idle) on several hosts from the window: one worker per host.
 
-Like MonitorController, but for agent tests: the worker runs app.engine.orchestrator.execute_run and
+Like MonitorController, but for agent tests: the worker runs Workbench.run and
 its callbacks only emit signals (queued to the GUI thread). Cancel stops a host's test; the run is
 stored as cancelled and the agent removes its files. Host key and password questions go through
 the shared ConnectQuestions, then the host's worker starts again with the answer.
@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.engine.orchestrator import RunControl, RunOutcome, RunRequest
+from app.errors import is_user_error
 from app.gui.host_actions import ConnectQuestions, Retry, refusal, report_bug
 from app.gui.monitor_controller import run_job
 from app.gui.workers import Worker, WorkerPool
-from app.summary.run import warning_messages
-from remote.errors import BenchbayError, UnknownHostKey
-from storage.records import ResultSample, RunRecord
+from app.summary.base import warning_messages
+from app.workbench import Workbench
+from remote.errors import UnknownHostKey
+from storage.records import ResultSample, RunRecord, RunStatus
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class RunController(QObject):
     refused = Signal(str, str)           # host, one-line reason: nothing was stored
     running_changed = Signal(bool)
 
-    def __init__(self, workbench: Any, parent: QWidget, questions: ConnectQuestions | None = None) -> None:
+    def __init__(self, workbench: Workbench, parent: QWidget, questions: ConnectQuestions | None = None) -> None:
         super().__init__(parent)
         self._bench = workbench
         self.pool = WorkerPool(self, max_threads=MAX_RUNS)
@@ -119,7 +120,7 @@ class RunController(QObject):
         if self._closing:
             return
         test = run.request.test
-        if outcome.status == "failed":
+        if outcome.status == RunStatus.FAILED:
             reason = (outcome.error or "failed").removeprefix(f"{run.host}: ")
             self.host_state.emit(run.host, STATUS_ERROR, reason)
             self.message.emit(f"{run.host}: {test} test failed (run #{outcome.run_id}): {reason}")
@@ -132,7 +133,7 @@ class RunController(QObject):
         if self._closing:
             self._forget(run)
             return
-        if not isinstance(exc, BenchbayError):
+        if not is_user_error(exc):
             answer = refusal(run.host, report_bug(exc))
         elif run.control.cancelled:
             answer = refusal(run.host, f"not run: {exc}")
@@ -165,9 +166,9 @@ class RunResults:
     warnings: list[str]
 
 
-def load_run_results(bench: Any, run_id: int) -> RunResults | None:
-    detail = bench.store.runs.get(run_id)
+def load_run_results(bench: Workbench, run_id: int) -> RunResults | None:
+    detail = bench.find_run(run_id)
     if detail is None:
         return None
-    warnings = warning_messages(bench.store.runs.events(run_id))
+    warnings = warning_messages(bench.run_events(run_id))
     return RunResults(detail.run, list(detail.results), warnings)

@@ -6,30 +6,30 @@ reloaded. Closing the window cancels what is still followed, as it cancels the t
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.engine.attach import AttachOutcome, attach_run, orphan_candidates
+from app.engine.attach import NOT_ATTACHED, AttachOutcome
 from app.engine.lock import RunBusy
 from app.engine.orchestrator import RunControl
+from app.errors import USER_ERRORS
 from app.gui.workers import Worker, WorkerPool
-from remote.errors import BenchbayError
+from app.workbench import Workbench
 
 log = logging.getLogger(__name__)
 
 
-def _attach_one(bench: Any, run_id: int, host: str, control: RunControl) -> AttachOutcome | None:
+def _attach_one(bench: Workbench, run_id: int, host: str, control: RunControl) -> AttachOutcome | None:
     """One run, in a worker; None when a live workbench drives it (not ours to take)."""
     try:
         if bench.needs_password(host):
-            return AttachOutcome(run_id, host, "not attached", f"run {run_id} on {host} lost its workbench; its "
+            return AttachOutcome(run_id, host, NOT_ATTACHED, f"run {run_id} on {host} lost its workbench; its "
                                  f"host needs a password: `benchbay runs attach {run_id}` asks for it")
-        return attach_run(bench, run_id, follow=True, control=control)
+        return bench.attach(run_id, follow=True, control=control)
     except RunBusy:
         return None
-    except BenchbayError as exc:
-        return AttachOutcome(run_id, host, "not attached", f"run {run_id} on {host} lost its workbench and could not "
+    except USER_ERRORS as exc:
+        return AttachOutcome(run_id, host, NOT_ATTACHED, f"run {run_id} on {host} lost its workbench and could not "
                              f"be re-attached ({exc}); it is tried again at the next start, before its deadline")
 
 
@@ -37,7 +37,8 @@ class RunReattacher(QObject):
     message = Signal(str)     # one line for the status bar
     stored = Signal(object)   # AttachOutcome: the Runs list changed
 
-    def __init__(self, workbench: Any, parent: QObject | None = None, scan_pool: WorkerPool | None = None) -> None:
+    def __init__(self, workbench: Workbench, parent: QObject | None = None,
+                 scan_pool: WorkerPool | None = None) -> None:
         super().__init__(parent)
         self._bench = workbench
         self.pool = WorkerPool(self)             # the runs followed, for as long as each takes
@@ -47,7 +48,7 @@ class RunReattacher(QObject):
 
     def start(self) -> None:
         """Look for runs to take over (in a worker), then follow each in its own."""
-        worker = Worker(orphan_candidates, self._bench)
+        worker = Worker(self._bench.orphan_candidates)
         worker.finished.connect(self._launch)
         worker.failed.connect(lambda exc: log.warning("looking for runs to re-attach failed: %s", exc))
         self._scan_pool.start(worker, key="reattach-scan")

@@ -4,11 +4,12 @@ Below the table, the results of the one selected run when it has results (loaded
 """
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
+from app.gui.run_controller import RunResults
+from app.summary.results_page import results_page
+from storage.records import RunStatus
 from widgets.live_plot import MUTED
 from widgets.results_view import ResultsView
 from widgets.runs_table import RunsTable
@@ -80,17 +81,17 @@ class RunsPane(QWidget):
     def _selection_changed(self) -> None:
         self._update_buttons()
         runs = self.table.selected_runs()
-        if len(runs) == 1 and runs[0].status != "running":
+        if len(runs) == 1 and runs[0].status != RunStatus.RUNNING:
             self.run_chosen.emit(runs[0].id)
         else:
             self.results.hide()
 
-    def show_results(self, results: Any) -> None:
-        """An app.gui.run_controller.RunResults; runs without results (monitors) show none."""
+    def show_results(self, results: RunResults) -> None:
+        """Runs without results (monitors) show none."""
         if not results.results:
             self.results.hide()
             return
-        self.results.set_results(results.run, results.results, results.warnings)
+        self.results.set_page(results_page(results.run, results.results, results.warnings))
         self.results.show()
         if self.splitter.sizes()[1] < 200:
             self.splitter.setSizes([160, max(400, self.height() - 160)])

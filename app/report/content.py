@@ -11,14 +11,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from app.compare.metrics import TEST_LABELS
+from app.catalogue import CATALOGUE
 from app.compare.model import Comparison, build, lead, load_inputs, ratio_text
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
-from app.summary.facts import human_bytes
-from app.summary.run import cpu_versions, engine_text
-from remote.agent.benches import SECRET_PARAMS
-from remote.errors import BenchbayError
+from app.errors import AppError
+from app.summary.disk_cpu import cpu_versions, engine_text
 from storage.records import RunRecord
+from widgets.format import human_bytes
 
 PAGE_SIZES = ("A4", "Letter")
 # overlays per test; a CPU test also shows how busy the CPU was
@@ -27,7 +26,7 @@ DEFAULT_OVERLAYS = ("disk.util", "load.1")
 SECRET_WORDS = ("password", "secret", "token", "passphrase")
 
 
-class ReportError(BenchbayError):
+class ReportError(AppError):
     """The report cannot be made (unreadable logo, unwritable file): one line for the user."""
 
 
@@ -138,8 +137,9 @@ def headlines(comparison: Comparison) -> list[Headline]:
         if found is None:
             continue
         best, other = found.best, found.other
-        what = item.label if item.test == "disk" or item.label.lower().startswith(
-            TEST_LABELS.get(item.test, item.test).lower()) else f"{TEST_LABELS.get(item.test, item.test)}: {item.label}"
+        test = CATALOGUE.label(item.test)
+        what = item.label if item.test == "disk" or item.label.lower().startswith(test.lower()) \
+            else f"{test}: {item.label}"
         detail = f"{best.text} vs {other.text} {item.unit}, {item.better} is better".replace("  ", " ")
         out.append(Headline(what, found.best_row.label, ratio_text(found.ratio) if found.ratio is not None else "",
                             found.other_row.label, detail, best.tags))
@@ -148,7 +148,7 @@ def headlines(comparison: Comparison) -> list[Headline]:
 
 def is_secret(name: str) -> bool:
     low = name.lower()
-    return name in SECRET_PARAMS or any(word in low for word in SECRET_WORDS)
+    return name in CATALOGUE.secret_params() or any(word in low for word in SECRET_WORDS)
 
 
 def parameters_text(parameters: Mapping[str, Any]) -> str:
@@ -198,7 +198,7 @@ def duration_text(run: RunRecord) -> str:
 
 
 def method_row(label: str, run: RunRecord, results: Sequence[Any]) -> MethodRow:
-    return MethodRow(run.id, label, TEST_LABELS.get(run.test, run.test), parameters_text(run.parameters or {}),
+    return MethodRow(run.id, label, CATALOGUE.label(run.test), parameters_text(run.parameters or {}),
                      engine_of(run, results), run.agent_version or "?",
                      run.started_at.strftime("%Y-%m-%d %H:%M UTC"), duration_text(run), run.status)
 
@@ -213,8 +213,8 @@ def host_spec(facts: Mapping[str, Any] | None) -> dict[str, str]:
     for disk in (facts.get("disks") or [])[:6]:
         kind = "HDD" if disk.get("rotational") else "SSD"
         model = f" {disk.get('model')}" if disk.get("model") else ""
-        disks.append(f"{disk.get('dm_name') or disk.get('name')} {human_bytes(disk.get('size_bytes'), binary=False)}"
-                     f" {kind}{model}")
+        size = human_bytes(disk.get("size_bytes"), binary=False, missing="?")
+        disks.append(f"{disk.get('dm_name') or disk.get('name')} {size} {kind}{model}")
     arrays = [f"{a.get('name')} {a.get('level')}" for a in ((facts.get("raid") or {}).get("arrays") or [])]
     kernel = facts.get("kernel")
     return {

@@ -38,6 +38,7 @@ from app.report.pdf_pages import (
     table,
 )
 from app.util.atomic_file import atomic_path
+from storage.records import RunStatus
 
 MARGIN = 50.0          # points: about 18 mm
 FOOTER_ROOM = 34.0
@@ -271,7 +272,7 @@ def methodology_section(flow: Flow, data: ReportData) -> None:
                "Status"]
     rows = [[cell(str(m.run_id), right=True), cell(m.server, CELL_BOLD), cell(m.test), cell(m.parameters),
              cell(m.engine), cell(m.agent_version), cell(m.started), cell(m.duration),
-             cell(m.status, CELL if m.status == "done" else Style(CELL.size, bold=True, color=CAVEAT))]
+             cell(m.status, CELL if m.status == RunStatus.DONE else Style(CELL.size, bold=True, color=CAVEAT))]
             for m in data.methods]
     table(flow, headers, rows)
     flow.heading("Caveats", H2)

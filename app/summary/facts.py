@@ -3,18 +3,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from widgets.format import human_bytes
 
-def human_bytes(value: float | int | None, binary: bool = True) -> str:
-    if value is None:
-        return "?"
-    step, units = (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]) if binary else \
-        (1000.0, ["B", "kB", "MB", "GB", "TB", "PB"])
-    size = float(value)
-    for unit in units:
-        if abs(size) < step or unit == units[-1]:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= step
-    return f"{size:.1f} {units[-1]}"
+
+def _size(value: float | int | None, binary: bool = True) -> str:
+    # "?" for an unknown size: these lines are read in a terminal and a plain-text report
+    return human_bytes(value, binary=binary, missing="?")
 
 
 def _tool(t: dict | None) -> str:
@@ -31,10 +25,10 @@ def spec_line(facts: dict) -> str:
     disks = facts.get("disks") or []
     parts = [cpu.get("model") or "unknown CPU",
              f"{cpu.get('sockets', '?')}s/{cpu.get('cores', '?')}c/{cpu.get('threads', '?')}t",
-             f"{human_bytes(mem.get('total_bytes'))} RAM"]
+             f"{_size(mem.get('total_bytes'))} RAM"]
     for d in disks[:3]:
         kind = "HDD" if d.get("rotational") else "SSD"
-        parts.append(f"{d.get('name')} {human_bytes(d.get('size_bytes'), binary=False)} {kind}")
+        parts.append(f"{d.get('name')} {_size(d.get('size_bytes'), binary=False)} {kind}")
     parts.append(facts.get("virtualization") or "bare metal?")
     return ", ".join(str(p) for p in parts)
 
@@ -49,19 +43,19 @@ def facts_lines(facts: dict) -> Iterator[str]:
     yield (f"cpu:            {cpu.get('model', '?')}; {cpu.get('sockets', '?')} socket(s), "
            f"{cpu.get('cores', '?')} cores, {cpu.get('threads', '?')} threads; {mhz}, "
            f"governor {cpu.get('governor') or 'n/a'}")
-    yield (f"memory:         {human_bytes(mem.get('total_bytes'))} RAM, "
-           f"{human_bytes(mem.get('available_bytes'))} available, swap {human_bytes(mem.get('swap_total_bytes'))}")
+    yield (f"memory:         {_size(mem.get('total_bytes'))} RAM, "
+           f"{_size(mem.get('available_bytes'))} available, swap {_size(mem.get('swap_total_bytes'))}")
     for d in facts.get("disks") or []:
         kind = "HDD" if d.get("rotational") else "SSD/virtual"
         name = d.get("dm_name") or d.get("name")
         yield (f"disk:           {name}: {d.get('model') or 'model ?'}, "
-               f"{human_bytes(d.get('size_bytes'), binary=False)}, {kind}, "
+               f"{_size(d.get('size_bytes'), binary=False)}, {kind}, "
                f"scheduler {d.get('scheduler') or 'n/a'}, read-ahead {d.get('read_ahead_kb', '?')} KiB")
     td = facts.get("test_dir") or {}
     if td:
         direct = {True: "O_DIRECT ok", False: "no O_DIRECT", None: "O_DIRECT ?"}.get(td.get("o_direct"))
         yield (f"test dir:       {td.get('path')} on {td.get('device')} ({td.get('fstype')}, "
-               f"{td.get('options')}), {human_bytes(td.get('free_bytes'))} free, {direct}")
+               f"{td.get('options')}), {_size(td.get('free_bytes'))} free, {direct}")
     raid = facts.get("raid") or {}
     arrays = raid.get("arrays") or []
     yield "raid:           " + (", ".join(f"{a.get('name')} {a.get('level')} {a.get('status', '')}".strip()

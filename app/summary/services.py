@@ -1,4 +1,4 @@
-"""Mail storm and restore results as readable lines and tables: app.summary.run's part for the two tests
+"""Mail storm and restore results as readable lines and tables: the part of app.summary.text for the two tests
 that talk to a real service (an MTA, PostgreSQL), shared by `benchbay run` and the window's results view.
 
 Metric names and metadata are the agent's (remote/agent/bench_mailstorm.py and bench_restore.py):
@@ -13,7 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from app.summary.run import MISSING, Table, number, result_parts
+from app.catalogue.caveats import NON_DURABLE, SYNTHETIC
+from app.catalogue.presentation import FILE_LEVEL_LABEL as FILE_LEVEL_LABEL  # the labels' readers take them here
+from app.catalogue.presentation import NON_DURABLE_LABEL as NON_DURABLE_LABEL
+from app.catalogue.presentation import SYNTHETIC_LABEL as SYNTHETIC_LABEL
+from app.summary.base import MISSING, Table, number, result_parts, run_evidence
 
 MB = 1024 * 1024   # the agent's MB (its MB/s divide by this too)
 PERCENTILES = ("p50", "p95", "p99", "max")
@@ -28,9 +32,6 @@ RESTORE_COLUMNS = (("pre_data_s", "pre-data s"), ("data_s", "data s"), ("post_da
                    ("total_s", "total s"), ("mbps_dump", "MB/s (dump)"), ("mbps_db", "MB/s (db size)"),
                    ("rows_per_s", "rows/s"))
 PG_SETTINGS = ("fsync", "synchronous_commit", "wal_level", "maintenance_work_mem", "shared_buffers")
-SYNTHETIC_LABEL = "SYNTHETIC queue storm (no MTA)"
-NON_DURABLE_LABEL = "NON-DURABLE (fsync off)"
-FILE_LEVEL_LABEL = "FILE-LEVEL restore (no PostgreSQL)"
 
 
 def figures(results: Iterable[Any], test: str) -> tuple[dict[str, float], dict[str, dict]]:
@@ -67,8 +68,7 @@ def _mb(size: float | None) -> str:
 
 def mail_synthetic(results: Iterable[Any]) -> bool:
     """True when no MTA answered and the storm was the synthetic queue storm on the test directory."""
-    _values, metadata = figures(results, "mailstorm")
-    return any(meta.get("synthetic") for meta in metadata.values())
+    return SYNTHETIC.detect(run_evidence(results)) is not None
 
 
 def mail_lines(results: Iterable[Any]) -> list[str]:
@@ -136,31 +136,6 @@ def mail_latency_table(results: Iterable[Any]) -> Table:
     return table
 
 
-def mail_caveats(results: Iterable[Any]) -> list[str]:
-    results = list(results)
-    values, metadata = figures(results, "mailstorm")
-    if not values:
-        return []
-    meta = _first_meta(metadata)
-    notes = []
-    if meta.get("synthetic"):
-        notes.append(f"{SYNTHETIC_LABEL}: no MTA answered on {meta.get('server')}; the figures are file "
-                     "create, fsync, rename and unlink in the test directory, not mail accepted by a server.")
-    shortfall = mail_shortfall(results)
-    if shortfall:
-        notes.append(f"Not all messages accepted: {number(shortfall[0], 0)} of {number(shortfall[1], 0)}.")
-    return notes
-
-
-def mail_shortfall(results: Iterable[Any]) -> tuple[float, float] | None:
-    """(accepted, asked for) when the storm got fewer messages accepted than it was asked to send."""
-    values, metadata = figures(results, "mailstorm")
-    asked = _first_meta(metadata).get("messages")
-    if "accepted" in values and isinstance(asked, (int, float)) and values["accepted"] < asked:
-        return values["accepted"], float(asked)
-    return None
-
-
 # -- restore ---------------------------------------------------------------------------------------
 
 def restore_kind(results: Iterable[Any]) -> str:
@@ -171,8 +146,7 @@ def restore_kind(results: Iterable[Any]) -> str:
 
 def restore_non_durable(results: Iterable[Any]) -> bool:
     """The server ran with fsync off: its restore times are not those of a server that survives a crash."""
-    _values, metadata = figures(results, "restore")
-    return any(meta.get("durable") is False or meta.get("fsync") == "off" for meta in metadata.values())
+    return NON_DURABLE.detect(run_evidence(results)) is not None
 
 
 def restore_table(results: Iterable[Any]) -> Table:
@@ -221,26 +195,7 @@ def restore_lines(results: Iterable[Any]) -> list[str]:
     return lines
 
 
-def restore_caveats(results: Iterable[Any]) -> list[str]:
-    results = list(results)
-    values, metadata = figures(results, "restore")
-    if not values:
-        return []
-    meta = _first_meta(metadata)
-    if meta.get("kind") == "file":
-        return [f"{FILE_LEVEL_LABEL}: {meta.get('reason') or 'PostgreSQL not usable'}; extracting an archive "
-                "of small files, not a database restore."]
-    if restore_non_durable(results):
-        return [f"{NON_DURABLE_LABEL}: the restore times are not those of a server that survives a crash."]
-    return []
-
-
 # -- both ------------------------------------------------------------------------------------------
-
-def service_caveats(results: Iterable[Any]) -> list[str]:
-    results = list(results)
-    return mail_caveats(results) + restore_caveats(results)
-
 
 def service_text(results: Iterable[Any], indent: str = "  ") -> list[str]:
     """The mail storm and restore parts of `benchbay run`'s summary, indented."""

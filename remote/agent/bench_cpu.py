@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in
 BUFFER_BYTES = 1 << 20
 SHA_ROUNDS = 64                 # SHA-256 over 64 x 1 MiB per op
 ZLIB_LEVEL = 6
-PRESETS = {"quick": 5.0, "full": 20.0}   # seconds per phase
+PRESETS = {"quick": {"seconds": 5.0}, "full": {"seconds": 20.0}}   # seconds per phase
 MAX_SECONDS = 3600.0
 MAX_WORKERS = 1024
 START_DELAY = 0.2               # seconds for the workers to be forked before the clock starts
@@ -29,19 +29,32 @@ POLL = 0.1                      # seconds between looks at the workers and at st
 DEATH_GRACE = 1.0               # seconds to wait for a stop request when a worker was killed
 STRAGGLER_GRACE = 30.0          # seconds past the phase end a worker may take to report
 KERNELS = ("zlib_compress", "zlib_decompress", "sha256")
-PARAMS = ("preset", "seconds", "workers")
+# the parameters validate() takes: name, kind, default (None: the preset's or the host's), limits, unit
+PARAMS = (
+    {"name": "preset", "kind": "choice", "default": "quick", "choices": ("quick", "full")},
+    {"name": "seconds", "kind": "float", "default": None, "low": 0.0, "high": MAX_SECONDS, "unit": "s"},
+    {"name": "workers", "kind": "int", "default": None, "low": 1, "high": MAX_WORKERS},
+)
+KNOWN = tuple(param["name"] for param in PARAMS)
+# what run() reports: metric name (with {phase}, {kernel} filled in) and unit
+METRICS = (("single", "ops/s"), ("multi", "ops/s"), ("scaling", "x"), ("{phase}.{kernel}", "MB/s"))
+
+
+def describe() -> Dict[str, Any]:
+    """The parameters, presets and metrics, as data: the workbench builds its test catalogue from it."""
+    return {"params": PARAMS, "presets": PRESETS, "jobs": (), "metrics": METRICS}
 
 
 def validate(params: Dict[str, Any]) -> Dict[str, Any]:
-    unknown = sorted(set(params) - set(PARAMS))
+    unknown = sorted(set(params) - set(KNOWN))
     if unknown:
-        raise ValueError("cpu: unknown parameter(s) {} (known: {})".format(", ".join(unknown), ", ".join(PARAMS)))
+        raise ValueError("cpu: unknown parameter(s) {} (known: {})".format(", ".join(unknown), ", ".join(KNOWN)))
     preset = params.get("preset", "quick")
     if preset not in PRESETS:
         raise ValueError("cpu: preset must be one of {}, not {!r}".format(", ".join(sorted(PRESETS)), preset))
     seconds = params.get("seconds")
     if seconds is None:
-        seconds = PRESETS[preset]
+        seconds = PRESETS[preset]["seconds"]
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= MAX_SECONDS:
         raise ValueError("cpu: seconds must be a number of seconds per phase, 0-{:g}, not {!r}".format(
             MAX_SECONDS, seconds))

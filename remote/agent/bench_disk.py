@@ -24,7 +24,27 @@ PRESETS = {
 }
 DEFAULTS = {"test_dir": "", "direct": True, "engine": "auto", "sync_mode": "fdatasync",
             "readahead_kb": [16, 128, 1024, 4096], "allow_system_dir": False}
-KNOWN = {"preset"} | set(PRESETS["quick"]) | set(DEFAULTS)
+MAX_WORKERS = 256
+ENGINES = ("auto", "fio", "builtin")
+SYNC_MODES = ("osync", "fdatasync")
+# the parameters validate() takes: name, kind, default (None: the preset's), limits, unit
+PARAMS = (
+    {"name": "preset", "kind": "choice", "default": "quick", "choices": ("quick", "full")},
+    {"name": "test_dir", "kind": "path", "default": DEFAULTS["test_dir"]},
+    {"name": "file_size", "kind": "size", "default": None, "low": MIB, "high": 1 << 50, "unit": "B"},
+    {"name": "runtime", "kind": "float", "default": None, "low": 0.1, "high": 24 * 3600.0, "unit": "s"},
+    {"name": "warmup", "kind": "float", "default": None, "low": 0.0, "high": 3600.0, "unit": "s"},
+    {"name": "direct", "kind": "bool", "default": DEFAULTS["direct"]},
+    {"name": "engine", "kind": "choice", "default": DEFAULTS["engine"], "choices": ENGINES},
+    {"name": "sync_mode", "kind": "choice", "default": DEFAULTS["sync_mode"], "choices": SYNC_MODES},
+    {"name": "tests", "kind": "list", "default": None, "choices": ALL_TESTS},
+    {"name": "sweep_workers", "kind": "list", "default": None, "low": 1, "high": MAX_WORKERS},
+    {"name": "readahead_kb", "kind": "list", "default": DEFAULTS["readahead_kb"], "low": 0, "high": 1 << 20,
+     "unit": "KiB"},
+    {"name": "allow_system_dir", "kind": "bool", "default": DEFAULTS["allow_system_dir"]},
+)
+KNOWN = {param["name"] for param in PARAMS}
+LIMITS = {param["name"]: (param["low"], param["high"]) for param in PARAMS if "low" in param}
 # test name -> (job name, label, rw, bs); sync for writes comes from sync_mode
 SIMPLE = {
     "randread_4k": ("randread_4k", "Random read 4 KiB", "randread", 4 * KIB),
@@ -35,8 +55,22 @@ SIMPLE = {
     "seqwrite": ("seqwrite_1m", "Sequential write 1 MiB", "write", MIB),
 }
 READAHEAD_BS = 64 * KIB  # buffered reads smaller than the read-ahead window: the kernel's read-ahead shows
-MAX_WORKERS = 256
 UNITS = {"iops": "IOPS", "mbps": "MB/s"}
+LATENCIES = ("mean", "p50", "p95", "p99", "p99.9")
+# the jobs of the two series, by the test that runs them ({workers}, {kb} filled in)
+SERIES_JOBS = {"sweep": "sweep_randread_4k_w{workers}", "readahead": "readahead_seqread_ra{kb}"}
+NEEDS_ROOT = ("readahead",)   # changes the block device's read-ahead (and restores it)
+# what run() reports per job: metric name (with {job}, {latency} filled in) and unit
+METRICS = (("{job}.iops", UNITS["iops"]), ("{job}.mbps", UNITS["mbps"]), ("{job}.lat_{latency}", "ms"))
+
+
+def describe() -> Dict[str, Any]:
+    """The parameters, presets, jobs and metrics, as data: the workbench builds its test catalogue from it."""
+    jobs = tuple({"key": test, "job": SIMPLE[test][0] if test in SIMPLE else SERIES_JOBS[test],
+                  "presets": tuple(name for name in PRESETS if test in PRESETS[name]["tests"]),
+                  "needs_root": test in NEEDS_ROOT, "series": test in SERIES_JOBS}
+                 for test in ALL_TESTS)
+    return {"params": PARAMS, "presets": PRESETS, "jobs": jobs, "metrics": METRICS}
 
 
 def _size(value: Any, name: str) -> int:
@@ -93,16 +127,16 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     merged.update(params)
     out = {"preset": preset}  # type: Dict[str, Any]
     out["file_size"] = _size(merged["file_size"], "file_size")
-    if not MIB <= out["file_size"] <= 1 << 50:
+    if not LIMITS["file_size"][0] <= out["file_size"] <= LIMITS["file_size"][1]:
         raise ValueError("disk: file_size must be at least 1 MiB, not {}".format(out["file_size"]))
-    out["runtime"] = _number(merged["runtime"], "runtime", 0.1, 24 * 3600.0)
-    out["warmup"] = _number(merged["warmup"], "warmup", 0.0, 3600.0)
+    out["runtime"] = _number(merged["runtime"], "runtime", *LIMITS["runtime"])
+    out["warmup"] = _number(merged["warmup"], "warmup", *LIMITS["warmup"])
     out["direct"] = _bool(merged["direct"], "direct")
     out["allow_system_dir"] = _bool(merged["allow_system_dir"], "allow_system_dir")
-    if merged["engine"] not in ("auto", "fio", "builtin"):
+    if merged["engine"] not in ENGINES:
         raise ValueError("disk: engine must be auto, fio or builtin, not {!r}".format(merged["engine"]))
     out["engine"] = merged["engine"]
-    if merged["sync_mode"] not in ("osync", "fdatasync"):
+    if merged["sync_mode"] not in SYNC_MODES:
         raise ValueError("disk: sync_mode must be osync or fdatasync, not {!r}".format(merged["sync_mode"]))
     out["sync_mode"] = merged["sync_mode"]
     tests = [str(t) for t in _list(merged["tests"])]
@@ -110,9 +144,10 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     if bad or not tests:
         raise ValueError("disk: tests must be some of {}, not {!r}".format(", ".join(ALL_TESTS), bad or tests))
     out["tests"] = [t for t in ALL_TESTS if t in tests]  # a fixed order: reads before writes dirty anything
-    out["sweep_workers"] = sorted({int(_number(w, "sweep_workers", 1, MAX_WORKERS))
+    out["sweep_workers"] = sorted({int(_number(w, "sweep_workers", *LIMITS["sweep_workers"]))
                                    for w in _list(merged["sweep_workers"])})
-    out["readahead_kb"] = sorted({int(_number(k, "readahead_kb", 0, 1 << 20)) for k in _list(merged["readahead_kb"])})
+    out["readahead_kb"] = sorted({int(_number(k, "readahead_kb", *LIMITS["readahead_kb"]))
+                                  for k in _list(merged["readahead_kb"])})
     if ("sweep" in tests and not out["sweep_workers"]) or ("readahead" in tests and not out["readahead_kb"]):
         raise ValueError("disk: sweep_workers and readahead_kb must not be empty")
     test_dir = str(merged["test_dir"] or "")
@@ -140,11 +175,11 @@ def jobs(params: Dict[str, Any], path: str) -> List[Dict[str, Any]]:
             add(*SIMPLE[test])
         elif test == "sweep":
             for n in params["sweep_workers"]:
-                add("sweep_randread_4k_w{}".format(n), "Random read 4 KiB, {} workers".format(n), "randread", 4 * KIB,
-                    workers=n)
+                add(SERIES_JOBS["sweep"].format(workers=n), "Random read 4 KiB, {} workers".format(n), "randread",
+                    4 * KIB, workers=n)
         elif test == "readahead":
             for kb in params["readahead_kb"]:  # buffered: read-ahead does nothing for O_DIRECT
-                add("readahead_seqread_ra{}".format(kb), "Sequential read, read-ahead {} KiB".format(kb), "read",
+                add(SERIES_JOBS["readahead"].format(kb=kb), "Sequential read, read-ahead {} KiB".format(kb), "read",
                     READAHEAD_BS, direct=False, readahead_kb=kb)
     return out
 

@@ -5,6 +5,16 @@ from typing import Any, Dict, List  # noqa: F401 - List in a type comment
 DEFAULT_PHASES = [["warmup", "Warm-up", 2.0], ["measure", "Measure", 5.0]]
 PROGRESS_EVERY = 0.5  # seconds
 MAX_SECONDS = 24 * 3600.0
+# the one parameter validate() takes: a list of [id, label, seconds], each 0-MAX_SECONDS
+PARAMS = ({"name": "phases", "kind": "list", "default": DEFAULT_PHASES, "low": 0.0, "high": MAX_SECONDS,
+           "unit": "s"},)
+KNOWN = tuple(param["name"] for param in PARAMS)
+METRICS = (("elapsed", "s"),)
+
+
+def describe() -> Dict[str, Any]:
+    """The parameters and metrics, as data (no presets: validate() refuses one)."""
+    return {"params": PARAMS, "presets": {}, "jobs": (), "metrics": METRICS}
 
 
 def validate(params: Dict[str, Any]) -> Dict[str, Any]:
@@ -23,7 +33,7 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
         if not 0 <= seconds <= MAX_SECONDS:
             raise ValueError("idle: phase {!r}: seconds must be 0-{:g}".format(phase_id, MAX_SECONDS))
         clean.append([str(phase_id), str(label), seconds])
-    unknown = sorted(set(params) - {"phases"})
+    unknown = sorted(set(params) - set(KNOWN))
     if unknown:
         raise ValueError("idle: unknown parameter(s) {}".format(", ".join(unknown)))
     return {"phases": clean}

@@ -23,15 +23,30 @@ from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 - some only
 from . import mail_queue, mail_sender, mail_smtp, mail_stats, mail_synthetic
 
 TEST = "mailstorm"
-DEFAULTS = {
-    "messages": 2000, "concurrency": 20, "size": 4096, "server": "127.0.0.1:25",
-    "recipient": "sink@benchbay.invalid", "sink_confirmed": False, "queue_poll": 5.0,
-    "drain_timeout": 300.0, "session_per_message": False, "timeout": 30.0, "test_dir": "",
-}
 MIN_QUEUE_POLL = 5.0
 MAX_MESSAGES = 10000000
 MAX_CONCURRENCY = 1000
 MIN_SIZE, MAX_SIZE = 256, 64 << 20
+# the parameters validate() takes: name, kind, default, limits, unit
+PARAMS = (
+    {"name": "messages", "kind": "int", "default": 2000, "low": 1, "high": MAX_MESSAGES},
+    {"name": "concurrency", "kind": "int", "default": 20, "low": 1, "high": MAX_CONCURRENCY},
+    {"name": "size", "kind": "int", "default": 4096, "low": MIN_SIZE, "high": MAX_SIZE, "unit": "B"},
+    {"name": "server", "kind": "text", "default": "127.0.0.1:25"},
+    {"name": "recipient", "kind": "text", "default": "sink@benchbay.invalid"},
+    {"name": "sink_confirmed", "kind": "bool", "default": False},
+    {"name": "queue_poll", "kind": "float", "default": 5.0, "low": MIN_QUEUE_POLL, "high": 3600.0, "unit": "s"},
+    {"name": "drain_timeout", "kind": "float", "default": 300.0, "low": 0.0, "high": 24 * 3600.0, "unit": "s"},
+    {"name": "session_per_message", "kind": "bool", "default": False},
+    {"name": "timeout", "kind": "float", "default": 30.0, "low": 0.5, "high": 600.0, "unit": "s"},
+    {"name": "test_dir", "kind": "path", "default": ""},
+)
+DEFAULTS = {param["name"]: param["default"] for param in PARAMS}
+LIMITS = {param["name"]: (param["low"], param["high"]) for param in PARAMS if "low" in param}
+# what run() reports: metric name (with {stage}, {step}, {pct} filled in) and unit
+METRICS = (("accepted", "messages"), ("accepted_per_s", "msg/s"), ("refused_tcp", "connections"),
+           ("smtp_4xx", "replies"), ("smtp_5xx", "replies"), ("errors", "sessions"), ("queue_max", "messages"),
+           ("drain_s", "s"), ("{stage}_{pct}", "ms"), ("synthetic_{step}_{pct}", "ms"))
 PROGRESS_EVERY = 0.5
 HELO = "benchbay.invalid"
 SENDER = ""     # the null sender: a message that cannot be delivered is never bounced to anyone
@@ -74,6 +89,11 @@ def check_recipient(recipient: Any, sink_confirmed: bool) -> str:
     return text
 
 
+def describe() -> Dict[str, Any]:
+    """The parameters and metrics, as data (no presets: validate() refuses one)."""
+    return {"params": PARAMS, "presets": {}, "jobs": (), "metrics": METRICS}
+
+
 def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     unknown = sorted(set(params) - set(DEFAULTS))
     if unknown:
@@ -82,9 +102,8 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     merged = dict(DEFAULTS)
     merged.update(params)
     out = {}  # type: Dict[str, Any]
-    out["messages"] = _int(merged, "messages", 1, MAX_MESSAGES)
-    out["concurrency"] = _int(merged, "concurrency", 1, MAX_CONCURRENCY)
-    out["size"] = _int(merged, "size", MIN_SIZE, MAX_SIZE)
+    for name in ("messages", "concurrency", "size"):
+        out[name] = _int(merged, name, *LIMITS[name])
     if not isinstance(merged["server"], str):
         raise ValueError("mailstorm: server must be host:port, not {!r}".format(merged["server"]))
     mail_smtp.parse_server(merged["server"])
@@ -95,10 +114,10 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     if isinstance(poll, (int, float)) and not isinstance(poll, bool) and poll < MIN_QUEUE_POLL:
         raise ValueError("mailstorm: queue_poll must be at least {:g} s (the queue is never polled faster), "
                          "not {!r}".format(MIN_QUEUE_POLL, poll))
-    out["queue_poll"] = _number(merged, "queue_poll", MIN_QUEUE_POLL, 3600.0)
-    out["drain_timeout"] = _number(merged, "drain_timeout", 0.0, 24 * 3600.0)
+    out["queue_poll"] = _number(merged, "queue_poll", *LIMITS["queue_poll"])
+    out["drain_timeout"] = _number(merged, "drain_timeout", *LIMITS["drain_timeout"])
     out["session_per_message"] = _bool(merged, "session_per_message")
-    out["timeout"] = _number(merged, "timeout", 0.5, 600.0)
+    out["timeout"] = _number(merged, "timeout", *LIMITS["timeout"])
     test_dir = merged["test_dir"] or ""
     if not isinstance(test_dir, str) or (test_dir and not os.path.isabs(test_dir)):
         raise ValueError("mailstorm: test_dir must be an absolute path, not {!r}".format(test_dir))

@@ -17,18 +17,40 @@ from typing import Any, Dict, List  # noqa: F401 - some only in type comments
 from . import restore_files
 from .restore_pg import RestoreError, connect, data_sql, dsn_has_password, error_line, find_tools, parse_settings
 
-PARAMS = ("size_mb", "jobs", "connection", "dsn", "password", "test_dir", "pg_bindir")
 CONNECTIONS = ("peer", "dsn")
 MAX_SIZE_MB = 1024 * 1024
 MAX_JOBS = 256
+DEFAULT_SIZE_MB = 256
+# the parameters validate() takes: name, kind, default (None: chosen on the host), limits, unit
+PARAMS = (
+    {"name": "size_mb", "kind": "int", "default": DEFAULT_SIZE_MB, "low": 1, "high": MAX_SIZE_MB, "unit": "MB"},
+    {"name": "jobs", "kind": "int", "default": None, "low": 1, "high": MAX_JOBS},
+    {"name": "connection", "kind": "choice", "default": "peer", "choices": CONNECTIONS},
+    {"name": "dsn", "kind": "text", "default": ""},
+    {"name": "password", "kind": "secret", "default": ""},
+    {"name": "test_dir", "kind": "path", "default": ""},
+    {"name": "pg_bindir", "kind": "path", "default": ""},
+)
+KNOWN = tuple(param["name"] for param in PARAMS)
+PASSES = ("restore_j1", "restore_jN")
+# what run() reports: metric name (with {pass}, {part} filled in) and unit
+METRICS = (("dump_bytes", "B"), ("source_db_bytes", "B"), ("db_bytes", "B"), ("{pass}.{part}_s", "s"),
+           ("{pass}.mbps_dump", "MB/s"), ("{pass}.mbps_db", "MB/s"), ("{pass}.rows_per_s", "rows/s"),
+           ("file_restore.{part}_s", "s"), ("file_restore.mbps", "MB/s"), ("file_restore.files_per_s", "files/s"),
+           ("file_restore.archive_bytes", "B"))
 MB = 1024 * 1024
 
 
+def describe() -> Dict[str, Any]:
+    """The parameters and metrics, as data (no presets: validate() refuses one)."""
+    return {"params": PARAMS, "presets": {}, "jobs": (), "metrics": METRICS}
+
+
 def validate(params: Dict[str, Any]) -> Dict[str, Any]:
-    unknown = sorted(set(params) - set(PARAMS))
+    unknown = sorted(set(params) - set(KNOWN))
     if unknown:
-        raise ValueError("restore: unknown parameter(s) {} (known: {})".format(", ".join(unknown), ", ".join(PARAMS)))
-    size_mb = params.get("size_mb", 256)
+        raise ValueError("restore: unknown parameter(s) {} (known: {})".format(", ".join(unknown), ", ".join(KNOWN)))
+    size_mb = params.get("size_mb", DEFAULT_SIZE_MB)
     if isinstance(size_mb, bool) or not isinstance(size_mb, int) or not 1 <= size_mb <= MAX_SIZE_MB:
         raise ValueError("restore: size_mb must be a whole number 1-{}, not {!r}".format(MAX_SIZE_MB, size_mb))
     jobs = params.get("jobs")

@@ -1,6 +1,8 @@
 """The tests the agent can run. Adding one: a module with validate/expected_seconds/run, and a line here.
 
 A test module provides:
+  describe() -> dict                    its parameters, presets, jobs and metrics as data (the
+                                        workbench's test catalogue is built from it)
   validate(params: dict) -> dict        the parameters with defaults filled in; ValueError when wrong
   expected_seconds(params: dict) -> float   how long it should take (the workbench's orphan deadline)
   run(ctx: RunContext, params: dict) -> None   emits phases, progress and results through ctx
@@ -44,3 +46,13 @@ def validate(name: str, params: Dict[str, Any]) -> Dict[str, Any]:
 def expected_seconds(name: str, params: Dict[str, Any]) -> float:
     module = load(name)
     return float(module.expected_seconds(module.validate(dict(params or {}))))
+
+
+def describe(name: str) -> Dict[str, Any]:
+    """params (dicts: name, kind, default, low, high, choices, unit), presets (name -> values), jobs, metrics."""
+    return load(name).describe()
+
+
+def accepts_preset(name: str) -> bool:
+    """Whether the test takes a "preset" parameter at all (cpu and disk do; the others refuse one)."""
+    return bool(describe(name)["presets"])

@@ -4,7 +4,8 @@ Safety rules (issue 4): never write to a block device or anything that is not a 
 the test directory; check free space before writing one byte; the file is registered for removal
 as soon as it is created, so a cancel at any moment leaves nothing behind. The file is created with
 O_EXCL and only a file this process created (same device and inode) is ever removed: a file that was
-there before, or was put in its place, is left alone.
+there before, or was put in its place, is left alone. Each file created is also listed in RUN/created
+at once, so the workbench can remove it after killing an agent that could not (remote.run_kill).
 """
 import binascii
 import contextlib
@@ -20,6 +21,8 @@ from typing import Any, Callable, Dict, Optional, Tuple  # noqa: F401 - in a typ
 CHUNK = 4 << 20       # bytes per write while preparing: large sequential writes are fast
 STAMP_EVERY = 4096    # a counter every 4 KiB: no two blocks alike, nothing deduplicates or compresses away
 MARGIN = 16 << 20     # free space left over after the file: do not fill a filesystem to the last byte
+FILE_PREFIX, FILE_SUFFIX, NAME_HEX = "benchbay-disk-", ".dat", 16   # the test file's name: prefix, hex, suffix
+CREATED_LIST = "created"   # RUN/created: absolute paths of the test files this run created, one a line
 
 # path -> (st_dev, st_ino, an open descriptor) of files we created; the descriptor keeps the inode
 # from being freed and its number given to a file someone puts in place of ours
@@ -68,7 +71,20 @@ def check_space(path: str, size: int) -> None:
 
 def unique_file_name() -> str:
     """An unpredictable name: nobody can prepare a file or a link under it in advance."""
-    return "benchbay-disk-{}.dat".format(binascii.hexlify(os.urandom(8)).decode("ascii"))
+    return "{}{}{}".format(FILE_PREFIX, binascii.hexlify(os.urandom(NAME_HEX // 2)).decode("ascii"), FILE_SUFFIX)
+
+
+def record_created(run_dir: str, path: str) -> None:
+    """Append `path` to RUN/created and fsync it: the list survives an agent killed a moment later."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(os.path.join(run_dir, CREATED_LIST), flags, 0o600)
+    try:
+        data = (path + "\n").encode("utf-8", "surrogateescape")
+        while data:
+            data = data[os.write(fd, data):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def fill_pattern(size: int) -> bytearray:
@@ -86,6 +102,8 @@ def prepare_file(path: str, size: int, ctx: Any = None, test_dir: Optional[str] 
     if size <= 0:
         raise DiskFileError("file size must be positive, not {}".format(size))
     full = check_path(path, test_dir or os.path.dirname(os.path.abspath(path)))
+    if "\n" in full:   # RUN/created holds one path a line
+        raise DiskFileError("refusing {!r}: a line break in the path".format(full))
     if os.path.lexists(full):
         raise DiskFileError("refusing {}: it already exists and this run did not create it".format(full))
     check_space(full, size)
@@ -99,6 +117,11 @@ def prepare_file(path: str, size: int, ctx: Any = None, test_dir: Optional[str] 
         _created[full] = (st.st_dev, st.st_ino, os.dup(fd))
         if ctx is not None:
             ctx.add_cleanup_callback(lambda: remove_file(full))
+            try:
+                record_created(ctx.run_dir, full)
+            except OSError as exc:   # unlisted, a killed agent's file would stay: the cleanup removes it
+                raise DiskFileError("could not list the test file in {}: {}".format(
+                    os.path.join(ctx.run_dir, CREATED_LIST), exc.strerror or exc)) from None
         block = fill_pattern(CHUNK)
         written, counter, last_progress = 0, 0, time.monotonic()
         while written < size:

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-
-from storage.records import SeriesData
+from typing import Protocol
 
 CPU_KEYS = ("user", "nice", "system", "iowait", "steal", "idle")
 DISK_KEYS = ("r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "r_await", "w_await", "rareq-sz", "wareq-sz",
@@ -41,13 +40,40 @@ class TelemetrySample:
         }
 
 
+@dataclass(frozen=True)
+class TelemetrySeries:
+    """One curve in column form: sysstat-style name, device ("" = host-wide), t in seconds since t0."""
+
+    name: str
+    device: str
+    unit: str
+    t: list[float]
+    values: list[float]
+
+
+class SeriesLike(Protocol):
+    """What series_to_samples reads of a curve: the store's own series records have it too."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def t(self) -> Sequence[float]: ...
+
+    @property
+    def values(self) -> Sequence[float]: ...
+
+
 def _unit(group: str, key: str) -> str:
     if group == "mem":
         return UNITS.get(key, "kB")
     return UNITS.get(key, UNITS.get(group, ""))
 
 
-def samples_to_series(samples: Iterable[TelemetrySample], t0: float) -> list[SeriesData]:
+def samples_to_series(samples: Iterable[TelemetrySample], t0: float) -> list[TelemetrySeries]:
     """Column form for the store: one series per (metric, device), t in seconds since t0.
 
     A device or PSI key that appears late (hot-plugged disk) gets a series from its first sample on.
@@ -76,12 +102,13 @@ def samples_to_series(samples: Iterable[TelemetrySample], t0: float) -> list[Ser
                 put(f"disk.{key}", device, t, value)
         put("interval", "", t, s.interval)
     return [
-        SeriesData(name=name, device=device, unit=_unit(*name.split(".", 1)) if "." in name else "s", t=ts, values=vs)
+        TelemetrySeries(name=name, device=device, unit=_unit(*name.split(".", 1)) if "." in name else "s",
+                        t=ts, values=vs)
         for (name, device), (ts, vs) in columns.items()
     ]
 
 
-def series_to_samples(series: Iterable[SeriesData], t0: float) -> list[TelemetrySample]:
+def series_to_samples(series: Iterable[SeriesLike], t0: float) -> list[TelemetrySample]:
     """The inverse of samples_to_series (for replay and for opening a stored run's graphs)."""
     by_t: dict[float, TelemetrySample] = {}
 

@@ -91,6 +91,8 @@ expire() {
                 ;;
         esac
     fi
+    # what left the agent's process group (fio's jobs call setsid) and the test files it created
+    [ -r "$run/kill.sh" ] && sh "$run/kill.sh" >/dev/null 2>&1
     rm -rf "$run"
     exit 0
 }

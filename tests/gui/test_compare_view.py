@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 
 from app.compare.model import RunInput, build
 from app.compare.overlay import AlignedSeries
+from app.gui.compare_choices import comparison_view
 from storage.records import ResultSample, RunRecord
 from widgets.compare_table import BEST_SHADE
 from widgets.compare_view import NO_BASELINE, ComparisonView
@@ -50,7 +51,7 @@ RUNS = [RunInput(record(1, "old-server", "disk"), facts("Xeon E5-2620"), disk(5_
 
 @pytest.fixture
 def view(qtbot) -> ComparisonView:
-    shown = ComparisonView()
+    shown = comparison_view()
     qtbot.addWidget(shown)
     shown.resize(1300, 900)
     shown.show()

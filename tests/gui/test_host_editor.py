@@ -1,18 +1,32 @@
-"""The host editor: typed input becomes a HostSpec; invalid input keeps OK disabled."""
+"""The host editor: typed input becomes a HostSpec (through the window's mapping); invalid input keeps OK disabled."""
 from __future__ import annotations
+
+from dataclasses import asdict
 
 import pytest
 from PySide6.QtCore import Qt
 
-from remote.hostspec import AUTH_AGENT, AUTH_AUTO, AUTH_KEY, AUTH_PASSWORD, HostSpec
+from app.gui.host_actions import AUTH_CHOICES
+from remote.hostspec import AUTH_AGENT, AUTH_AUTO, AUTH_KEY, AUTH_PASSWORD, LOCAL_HOST_NAME, HostSpec
+from widgets.host_data import HostFields
 from widgets.host_editor import PORT_FROM_CONFIG, HostEditor, validate
 
 pytestmark = pytest.mark.gui
 
 
+def open_editor(spec: HostSpec | None = None, **kwargs) -> HostEditor:
+    """As the window opens it: with app's choices, a HostSpec in as the editor's own record."""
+    return HostEditor(spec=HostFields(**asdict(spec)) if spec else None, auth_choices=AUTH_CHOICES,
+                      reserved_names={LOCAL_HOST_NAME}, **kwargs)
+
+
+def entered(dialog: HostEditor) -> HostSpec:
+    return HostSpec(**asdict(dialog.fields()))
+
+
 @pytest.fixture
 def editor(qtbot):
-    dialog = HostEditor(existing_names={"local", "db1"}, ssh_aliases=["cfg-only"], jump_hosts=["local", "db1"])
+    dialog = open_editor(existing_names={"local", "db1"}, ssh_aliases=["cfg-only"], jump_hosts=["local", "db1"])
     qtbot.addWidget(dialog)
     dialog.show()
     return dialog
@@ -62,7 +76,7 @@ def test_valid_input_gives_a_spec(qtbot, editor):
     qtbot.keyClicks(editor.test_dir_edit, "/srv/bench")
     qtbot.keyClicks(editor.notes_edit, "rack 4")
     assert editor.ok_button.isEnabled(), editor.hint.text()
-    assert editor.spec() == HostSpec(
+    assert entered(editor) == HostSpec(
         name="db-new", address="10.1.2.3", port=2222, user="admin", auth=AUTH_AGENT, jump="db1",
         test_dir="/srv/bench", notes="rack 4",
     )
@@ -75,7 +89,7 @@ def test_ssh_config_alias_needs_no_address_and_takes_its_port_from_the_config(qt
     assert editor.ok_button.isEnabled(), editor.hint.text()
     assert editor.port_spin.value() == PORT_FROM_CONFIG
     assert editor.port_spin.text() == "from ~/.ssh/config"
-    assert editor.spec().port is None
+    assert entered(editor).port is None
     assert "~/.ssh/config" in editor.hint.text()
 
 
@@ -93,28 +107,28 @@ def test_key_file_must_exist_when_chosen(qtbot, editor, tmp_path):
     key.write_text("key")
     editor.key_edit.setText(str(key))
     assert editor.ok_button.isEnabled()
-    assert editor.spec().key_path == str(key)
+    assert entered(editor).key_path == str(key)
     set_auth(editor, AUTH_AUTO)
-    assert editor.spec().key_path == ""   # a key path only means something for "Key file"
+    assert entered(editor).key_path == ""   # a key path only means something for "Key file"
 
 
 def test_port_range_is_enforced_by_the_spin_box(editor):
     editor.port_spin.setValue(70000)
     assert editor.port_spin.value() == 65535
-    assert validate(HostSpec("x", "h", port=0), taken_names=set(), ssh_aliases=set())[1] is True
+    assert validate(HostFields("x", "h", port=0), taken_names=set(), ssh_aliases=set())[1] is True
 
 
 def test_edit_keeps_its_own_name_and_unknown_fields(qtbot):
     spec = HostSpec(name="db1", address="10.0.0.1", port=None, auth=AUTH_PASSWORD, keyring=True,
                     tags=("customer-a",))
-    dialog = HostEditor(existing_names={"local", "db1", "db2"}, jump_hosts=["local", "db1", "db2"], spec=spec)
+    dialog = open_editor(existing_names={"local", "db1", "db2"}, jump_hosts=["local", "db1", "db2"], spec=spec)
     qtbot.addWidget(dialog)
     assert dialog.windowTitle() == "Edit host db1"
     assert dialog.ok_button.isEnabled(), dialog.hint.text()
-    assert dialog.spec() == spec
+    assert entered(dialog) == spec
     assert [dialog.jump_combo.itemText(i) for i in range(dialog.jump_combo.count())] == ["", "db2"]
     dialog.name_edit.setText("db2")
     assert not dialog.ok_button.isEnabled()
     set_auth(dialog, AUTH_AUTO)
     dialog.name_edit.setText("db3")
-    assert dialog.spec().keyring is False   # no keyring password for a host that uses keys
+    assert entered(dialog).keyring is False   # no keyring password for a host that uses keys

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDialog
 
 from remote.hostspec import HostSpec
+from storage.records import HostRecord
 from widgets.fingerprint_dialog import FingerprintDialog
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK
 
@@ -118,7 +119,7 @@ def test_import_from_ssh_config(make_window, workbench, bench_paths, qtbot):
     assert dialog.ok_button.text() == "Import 1 host"
     qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "web1" in window.host_list.host_names())
-    assert workbench.store.hosts.get("web1") == HostSpec(name="web1")
+    assert workbench.store.hosts.get("web1") == HostRecord(name="web1")
     assert window.host_list.item(1).data(Qt.ItemDataRole.UserRole + 1) == "from ~/.ssh/config"
     qtbot.waitUntil(lambda: idle(window))
 

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from app.gui.run_controller import load_run_results
+from app.summary.results_page import results_page
 from storage.records import ResultSample
 from widgets.results_view import ResultsView
 
@@ -46,7 +47,7 @@ def test_disk_results_table_charts_and_sweep(qtbot, workbench):
     loaded = load_run_results(workbench, run_id)
     view = ResultsView()
     qtbot.addWidget(view)
-    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    view.set_page(results_page(loaded.run, loaded.results, loaded.warnings))
     assert f"Run #{run_id}" in view.title.text()
     assert [view.cell(r, 0) for r in range(view.table.rowCount())] == [
         "Random read 4 KiB", "Sync write 4 KiB", "Sweep: random read 4 KiB, 1 worker",
@@ -82,7 +83,7 @@ def test_cpu_results(qtbot, workbench):
     loaded = load_run_results(workbench, store_run(workbench, "cpu", samples))
     view = ResultsView()
     qtbot.addWidget(view)
-    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    view.set_page(results_page(loaded.run, loaded.results, loaded.warnings))
     assert view.table.horizontalHeaderItem(2).text() == "All cores (2)"
     assert [view.cell(0, c) for c in range(4)] == ["Score", "3.21", "6.02", "ops/s"]
     assert [view.cell(3, c) for c in range(4)] == ["SHA-256", "1,890.0", "3,591.0", "MB/s"]
@@ -126,7 +127,7 @@ def test_mail_storm_results_summary_latency_and_synthetic_badge(qtbot, workbench
     loaded = load_run_results(workbench, store_run(workbench, "mailstorm", samples))
     view = ResultsView()
     qtbot.addWidget(view)
-    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    view.set_page(results_page(loaded.run, loaded.results, loaded.warnings))
     summary = view.summary_label.text()
     assert "accepted: 1,997 / 2,000 attempted" in summary and "accepted msg/s: 485" in summary
     assert "MTA: postfix 3.7.11" in summary and "refusals: RCPT TO: 3 4xx" in summary
@@ -145,7 +146,7 @@ def test_mail_storm_results_summary_latency_and_synthetic_badge(qtbot, workbench
     samples = _service_samples("mailstorm", synthetic, {"accepted": 2000, "accepted_per_s": 4329.4,
                                                         "synthetic_fsync_p50": 1.0, "synthetic_fsync_max": 6.2})
     loaded = load_run_results(workbench, store_run(workbench, "mailstorm", samples))
-    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    view.set_page(results_page(loaded.run, loaded.results, loaded.warnings))
     assert "SYNTHETIC queue storm (no MTA)" in view.title.text()
     assert view.warnings_label.text().startswith("⚠ SYNTHETIC queue storm (no MTA)")
     assert [view.cell(0, c) for c in range(5)] == ["fsync", "1.00", "—", "—", "6.20"]
@@ -166,7 +167,7 @@ def test_restore_results_one_row_per_pass_and_non_durable_badge(qtbot, workbench
     loaded = load_run_results(workbench, store_run(workbench, "restore", samples))
     view = ResultsView()
     qtbot.addWidget(view)
-    view.set_results(loaded.run, loaded.results, loaded.warnings)
+    view.set_page(results_page(loaded.run, loaded.results, loaded.warnings))
     assert view.table.horizontalHeaderItem(5).text() == "MB/s (dump)"
     assert view.table.horizontalHeaderItem(6).text() == "MB/s (db size)"
     assert [view.cell(r, 0) for r in range(view.table.rowCount())] == ["-j 1", "-j 4"]

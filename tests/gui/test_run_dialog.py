@@ -5,6 +5,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
+from app.catalogue import CATALOGUE
 from widgets.run_dialog import RunDialog, parse_size
 from widgets.run_progress import RunProgress
 
@@ -13,7 +14,8 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def dialog(qtbot):
-    dlg = RunDialog(["local", "db1", "db2"], ["db1"], busy={"db2"})
+    dlg = RunDialog(["local", "db1", "db2"], ["db1"], busy={"db2"}, tests=CATALOGUE.runnable(),
+                    validate=CATALOGUE.validate)
     qtbot.addWidget(dlg)
     return dlg
 
@@ -39,10 +41,10 @@ def test_disk_form_builds_the_request_params(dialog):
     for key, box in dialog.job_boxes.items():
         box.setChecked(key in ("randread_4k", "sweep"))
     dialog.host_list.item(0).setCheckState(Qt.CheckState.Checked)
-    requests = dialog.requests()
-    assert [r.host for r in requests] == ["local", "db1"]
-    assert {r.test for r in requests} == {"disk"}
-    assert requests[0].params == {"preset": "quick", "test_dir": "/srv/bench", "file_size": 1 << 30,
+    choice = dialog.choice()
+    assert choice.hosts == ["local", "db1"]
+    assert choice.test == "disk"
+    assert choice.params == {"preset": "quick", "test_dir": "/srv/bench", "file_size": 1 << 30,
                                   "runtime": 2.5, "warmup": 0.5, "direct": False, "engine": "builtin",
                                   "tests": ["randread_4k", "sweep"], "sync_mode": "osync"}
 
@@ -56,8 +58,9 @@ def test_presets_fill_the_form(dialog):
     assert dialog.params() == {"preset": "full", "seconds": 20.0}
     dialog.cpu_workers.setValue(3)
     assert dialog.params() == {"preset": "full", "seconds": 20.0, "workers": 3}
-    dialog.set_test("idle")
-    assert dialog.params() == {"phases": [["warmup", "Warm-up", 10.0], ["measure", "Measure", 60.0]]}
+    dialog.set_test("idle")   # the agent takes no preset for idle: its own default phases, whatever the preset
+    assert not dialog.preset_combo.isEnabled()
+    assert dialog.params() == {"phases": [["warmup", "Warm-up", 2.0], ["measure", "Measure", 5.0]]}
 
 
 def test_invalid_input_disables_start_and_says_why(dialog, monkeypatch):
@@ -112,7 +115,7 @@ def test_mail_storm_form_builds_the_agents_params_and_needs_a_sink_confirmation(
     assert "outside the reserved *.invalid domains" in dialog.error_label.text()
     form.sink_confirmed.setChecked(True)
     assert dialog.start_button.isEnabled() and dialog.error_label.isHidden()
-    assert dialog.requests()[0].params == {"messages": 500, "concurrency": 5, "size": 1024,
+    assert dialog.choice().params == {"messages": 500, "concurrency": 5, "size": 1024,
                                            "server": "127.0.0.1:2525", "recipient": "blackhole@example.org",
                                            "sink_confirmed": True, "session_per_message": True,
                                            "drain_timeout": 60.0}
@@ -137,7 +140,7 @@ def test_restore_form_peer_or_dsn_with_a_hidden_password(dialog):
     form.password.setText("s3cret")
     form.test_dir.setText("/srv/pg")
     assert dialog.start_button.isEnabled()
-    assert dialog.requests()[0].params == {"size_mb": 64, "jobs": 4, "connection": "dsn",
+    assert dialog.choice().params == {"size_mb": 64, "jobs": 4, "connection": "dsn",
                                            "dsn": "host=127.0.0.1 user=bench dbname=postgres",
                                            "password": "s3cret", "test_dir": "/srv/pg"}
 

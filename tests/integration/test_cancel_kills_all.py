@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app.run_orchestrator import RunControl, RunRequest, execute_run
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
 from remote.connect import connect
 from remote.run_session import RunSession
 from tests.fixtures.processes import running
@@ -138,6 +138,18 @@ def _left_after(find, timeout: float = GONE_WITHIN) -> list[int]:
     return left
 
 
+def _bystander(test_dir: Path) -> Path:
+    """A file that was in the test directory before the run: whatever happens, it stays as it was."""
+    path = test_dir / "benchbay-disk-results.dat"
+    path.write_bytes(b"not the run's\n")
+    return path
+
+
+def _only_the_bystander_left(test_dir: Path, bystander: Path) -> None:
+    assert list(test_dir.iterdir()) == [bystander]      # the run's test file is gone too
+    assert bystander.read_bytes() == b"not the run's\n"
+
+
 def _assert_nothing_left(test_dir: Path, run_dir: str, fio_pids: list[int]) -> None:
     assert len(fio_pids) >= 3, f"fio never measured with its two job processes: {fio_pids}"
     left = _left_after(lambda: sorted({p for p in fio_pids if running(p)}
@@ -169,6 +181,7 @@ def test_cancel_of_a_frozen_agent_kills_fio_from_the_workbench(workbench, ssh_ho
     name = _add(workbench, ssh_host)
     test_dir = tmp_path / "frozen-disk"
     test_dir.mkdir()
+    bystander = _bystander(test_dir)
     control = RunControl()
 
     def freeze_and_cancel(watch: FioWatch) -> None:
@@ -183,9 +196,9 @@ def test_cancel_of_a_frozen_agent_kills_fio_from_the_workbench(workbench, ssh_ho
     assert not running(watch.agent_pid)
     left = _left_after(lambda: [p for p in watch.fio_pids if running(p)])
     assert len(watch.fio_pids) >= 3 and left == []
-    # a frozen agent cannot remove its file: that the workbench kills fio is what matters here
-    for leftover in test_dir.iterdir():
-        leftover.unlink()
+    # a frozen agent cannot remove its test file: the workbench does, from the agent's list
+    _only_the_bystander_left(test_dir, bystander)
+    assert not os.path.exists(watch.run_dir)
 
 
 def test_agent_failure_while_fio_measures_kills_its_job_processes(workbench, ssh_host: SshTestHost,
@@ -233,6 +246,7 @@ def test_an_agent_killed_by_the_system_does_not_leave_fio_running(workbench, ssh
     name = _add(workbench, ssh_host)
     test_dir = tmp_path / "oom-disk"
     test_dir.mkdir()
+    bystander = _bystander(test_dir)
     watch = FioWatch(test_dir, lambda w: os.kill(w.agent_pid, signal.SIGKILL))   # as the OOM killer would
     started = time.monotonic()
     request = RunRequest(name, "disk", dict(LONG_FIO, test_dir=str(test_dir)), interval=0.5)
@@ -242,5 +256,25 @@ def test_an_agent_killed_by_the_system_does_not_leave_fio_running(workbench, ssh
     left = _left_after(lambda: [p for p in watch.fio_pids if running(p)])
     assert len(watch.fio_pids) >= 3 and left == []
     assert not os.path.exists(watch.run_dir)
-    for leftover in test_dir.iterdir():   # a killed agent cannot remove its file
-        leftover.unlink()
+    _only_the_bystander_left(test_dir, bystander)   # a killed agent cannot remove its file: the workbench does
+
+
+def test_deadline_of_a_frozen_agent_without_workbench_leaves_nothing(ssh_host: SshTestHost, tmp_path: Path) -> None:
+    # the agent hangs and the workbench is gone: the sampler expires the run, and with it fio's jobs
+    # (outside the agent's group) and the agent's test file, from the list the agent kept
+    test_dir = tmp_path / "frozen-deadline-disk"
+    test_dir.mkdir()
+    bystander = _bystander(test_dir)
+    transport = connect(ssh_host.spec(), known_hosts=known_hosts_for(tmp_path, ssh_host), timeout=10)
+    session = RunSession(transport, "disk", dict(LONG_FIO, test_dir=str(test_dir)), interval=0.5, margin=2)
+    session.start()
+    fio_pids = _wait_for(lambda: (lambda p: p if len(p) >= 3 else [])(fio_processes(str(test_dir.resolve()))), 60)
+    agent_pid = int(Path(session.run_dir, "agent.pid").read_text())
+    os.kill(agent_pid, signal.SIGSTOP)
+    transport.close()
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    Path(session.run_dir, "deadline").write_text(f"{uptime + 1:.0f}\n")
+    _wait_for(lambda: not os.path.exists(session.run_dir), 30)
+    left = _left_after(lambda: sorted({p for p in [agent_pid, *fio_pids] if running(p)}))
+    assert len(fio_pids) >= 3 and left == [], f"still running after the run expired: {left}"
+    _only_the_bystander_left(test_dir, bystander)

@@ -49,7 +49,7 @@ def report(qapp, workbench):
     ids = store_two_servers(workbench.store)
 
     def make(page_size: str = "A4", **options) -> tuple[Path, int]:
-        data = gather(workbench.store, list(ids.values()), ids["old_disk"],
+        data = gather(workbench, list(ids.values()), ids["old_disk"],
                       ReportOptions(title="Mail platform renewal", customer="Example GmbH", author="J. Admin",
                                     date=date(2026, 11, 21), page_size=page_size, notes="Both were idle.",
                                     **options))
@@ -145,7 +145,7 @@ def test_wide_tables_split_into_several_without_losing_a_column(qapp, workbench,
         store.runs.finish(run_id, "done")
         ids.append(run_id)
     path = tmp_path / "wide.pdf"
-    write_pdf(gather(store, ids, ids[0]), path)
+    write_pdf(gather(workbench, ids, ids[0]), path)
     results = " ".join(_text(path)[1:])
     for header in ("Random read 4 KiB, best of sweep (IOPS)", "Sequential read (MB/s)", "Sequential write (MB/s)",
                    "Sync write 4 KiB p99 (ms)", "Sync write 1 MiB (MB/s)", "64,000 (16 workers)"):

@@ -173,6 +173,49 @@ def test_cancel_stops_the_agent_and_removes_the_run_dir(workbench, ssh_host) -> 
     assert processes_using(run_dir) == []
 
 
+def test_a_dead_sampler_is_noticed_during_a_chatty_agent_run_and_says_why(workbench, ssh_host) -> None:
+    name = _add(workbench, ssh_host)
+    control = RunControl()
+    events: list[dict] = []
+    killed: list[float] = []
+    warned = threading.Event()
+
+    def kill_sampler(run_dir: str) -> None:
+        # what a sampler writes before it exits on a full disk (test_tmpdir_space sees it do so); written
+        # for it here, so that only the sampler stops and the agent goes on sending progress every 0.5 s
+        with open(f"{run_dir}/sampler.log", "a") as log:
+            log.write(f"no space left in {run_dir}; telemetry stopped\n")
+        pid = int(Path(run_dir, "sampler.pid").read_text())
+        killed.append(time.time())   # the clock events carry
+        os.killpg(pid, signal.SIGKILL)
+
+    def on_event(host, event) -> None:
+        events.append(event)
+        if event["type"] == "phase_start":
+            threading.Timer(2.0, kill_sampler, [_started(events)["run_dir"]]).start()
+        if event["type"] == "warning" and "sampler" in event["message"]:
+            warned.set()
+            threading.Timer(0.5, control.cancel).start()
+
+    request = RunRequest(name, "idle", {"phases": [["wait", "Wait", 60.0]]}, interval=0.5)
+    guard = threading.Timer(45.0, control.cancel)   # the run ends even when the warning never comes
+    guard.start()
+    try:
+        outcome = execute_run(workbench, request, control, None, on_event)
+    finally:
+        guard.cancel()
+    assert warned.is_set(), "the dead sampler was never noticed"
+    stored = workbench.store.runs.events(outcome.run_id)
+    run_dir = _started(stored)["run_dir"]
+    [warning] = [e for e in stored if e["type"] == "warning" and "sampler" in e["message"]]
+    assert warning["message"] == f"the telemetry sampler stopped: no space left in {run_dir}; telemetry stopped"
+    # the agent kept talking all along: its events alone would never have led to the check
+    progress = [e for e in stored if e["type"] == "progress" and killed[0] - 1 < e["t"] < warning["t"]]
+    assert len(progress) >= 5
+    assert warning["t"] - killed[0] < 20     # noticed within a bound: no ticks for max(5 s, 3 intervals)
+    assert outcome.status == "cancelled" and not os.path.exists(run_dir)
+
+
 def test_orphaned_runs_clean_up_after_their_deadline(ssh_host, tmp_path) -> None:
     known = known_hosts_for(tmp_path, ssh_host)
     transport = connect(ssh_host.spec(), known_hosts=known, timeout=10)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from storage.db import CONNECT_TIMEOUT_S, open_store
+from storage.db import open_store
+from storage.engine import CONNECT_TIMEOUT_S
 from tests.fixtures.tarpit import Tarpit
 from tests.unit.test_storage_exchange import make_full_run
 from tests.unit.test_storage_result_nan import check_nan_round_trip

@@ -14,7 +14,9 @@ from app.cli import main
     (["run", "local", "--test", "cpu", "--set", "colour=blue"], "unknown parameter(s) colour"),
     (["run", "local", "--test", "cpu", "--set", "seconds"], "--set needs KEY=VALUE"),
     (["run", "local", "--test", "cpu", "--preset", "full", "--set", "preset=quick"], "disagree"),
-    (["run", "local", "--test", "idle", "--preset", "quick"], "unknown parameter(s) preset"),
+    (["run", "local", "--test", "idle", "--preset", "quick"], "the idle test has no presets"),
+    (["run", "local", "--test", "mailstorm", "--preset", "full"], "the mailstorm test has no presets"),
+    (["run", "local", "--test", "idle", "--set", "preset=quick"], "unknown parameter(s) preset"),
 ])
 def test_bad_arguments_are_one_line_usage_errors(cli_env, capsys, args: list[str], words: str) -> None:
     assert main(args) == 2

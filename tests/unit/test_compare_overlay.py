@@ -34,20 +34,20 @@ def test_runs_are_aligned_on_their_test_start(workbench) -> None:
     store = workbench.store
     first = _store_run(store, "mail-01", "mailstorm", lead_in=2.0, busy_disk="sda")
     second = _store_run(store, "mail-02", "mailstorm", lead_in=5.0, busy_disk="sdb")
-    comparison = compare_runs(store, [first, second])
+    comparison = compare_runs(workbench, [first, second])
     runs = overlay_runs(comparison, "mailstorm")
     assert runs == [("mail-01", first), ("mail-02", second)]
 
-    util = aligned(store, runs, "disk.util")
+    util = aligned(workbench, runs, "disk.util")
     assert [(c.label, c.device) for c in util] == [("mail-01", "sda"), ("mail-02", "sdb")]
     assert util[0].t[0] == pytest.approx(-2.0) and util[1].t[0] == pytest.approx(-5.0)
     assert util[0].values[0] == 90.0
 
-    iops = aligned(store, runs, "disk.iops")
+    iops = aligned(workbench, runs, "disk.iops")
     assert iops[1].device == "sdb" and iops[1].values[0] == 150.0
-    busy = aligned(store, runs, "cpu.busy")
+    busy = aligned(workbench, runs, "cpu.busy")
     assert busy[0].values[0] == 25.0 and busy[0].unit == "%"
-    assert aligned(store, runs, "load.1")[0].values == [1.5] * 10
+    assert aligned(workbench, runs, "load.1")[0].values == [1.5] * 10
 
 
 def test_a_run_without_telemetry_is_left_out_and_unplaced_events_do_not_shift() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from remote.agent import bench_disk
-from remote.agent.disk_file import DiskFileError, check_path, prepare_file
+from remote.agent.disk_file import CREATED_LIST, DiskFileError, check_path, prepare_file, unique_file_name
 from remote.agent.disk_readahead import ReadAhead
 from remote.agent.run_context import Cancelled, EventWriter, RunContext
 
@@ -61,6 +61,25 @@ def test_the_file_holds_real_data_and_is_registered_for_removal(tmp_path: Path) 
     blocks = {data[i:i + 4096] for i in range(0, len(data), 4096)}
     assert len(blocks) == len(data) // 4096                  # no two 4 KiB blocks alike, none all zeros
     assert ctx.cleanup() == [] and not os.path.exists(path)
+
+
+def test_each_file_created_is_listed_in_the_run_directory_before_it_is_written(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    first = prepare_file(str(tmp_path / unique_file_name()), MIB, ctx, str(tmp_path))
+    ctx.request_stop("cancelled")          # stopped while writing: the file is listed all the same
+    with pytest.raises(Cancelled):
+        prepare_file(str(tmp_path / unique_file_name()), 16 * MIB, ctx, str(tmp_path))
+    lines = (Path(ctx.run_dir) / CREATED_LIST).read_text().splitlines()
+    assert lines[0] == first and len(lines) == 2 and Path(lines[1]).parent == tmp_path.resolve()
+    assert ctx.cleanup() == [] and not any(os.path.exists(p) for p in lines)
+
+
+def test_a_line_break_in_the_path_is_refused_before_anything_is_created(tmp_path: Path) -> None:
+    test_dir = tmp_path / "two\nlines"
+    test_dir.mkdir()
+    with pytest.raises(DiskFileError, match="a line break"):
+        prepare_file(str(test_dir / unique_file_name()), MIB, _ctx(tmp_path), str(test_dir))
+    assert list(test_dir.iterdir()) == [] and not (tmp_path / "run" / CREATED_LIST).exists()
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")

@@ -9,6 +9,7 @@ from widgets.format import (
     human_duration,
     human_mhz,
     local_time,
+    number,
     one_line,
     parse_timestamp,
     plural,
@@ -37,6 +38,43 @@ def test_human_bytes_binary(value, expected):
 def test_human_bytes_decimal():
     assert human_bytes(500_107_862_016, binary=False) == "500.1 GB"
     assert human_bytes(999, binary=False) == "999 B"
+
+
+def test_an_unknown_size_reads_as_the_caller_says():
+    assert human_bytes(None, missing="?") == "?"
+    assert human_bytes(2048, missing="?") == "2.0 KiB"
+
+
+def test_facts_lines_keep_a_question_mark_for_unknown_sizes():
+    from app.summary.facts import facts_lines, spec_line
+
+    line = spec_line({"memory": {}, "disks": [{"name": "vda", "size_bytes": None}]})
+    assert "? RAM" in line and "vda ? SSD" in line
+    assert "memory:         ? RAM, ? available, swap ?" in list(facts_lines({}))
+    assert "24.0 GiB RAM" in spec_line({"memory": {"total_bytes": 24 * 1024**3}})
+
+
+@pytest.mark.parametrize(
+    ("value", "decimals", "expected"),
+    [
+        (12345.6, None, "12,346"),
+        (512.0, None, "512"),
+        (48.25, None, "48.2"),
+        (1.27, None, "1.27"),
+        (0.0834, None, "0.083"),
+        (8912.4, 0, "8,912"),
+        (36.5, 1, "36.5"),
+        (None, None, NOT_AVAILABLE),
+        (float("nan"), None, NOT_AVAILABLE),
+    ],
+)
+def test_number_has_about_three_significant_figures(value, decimals, expected):
+    assert number(value, decimals) == expected
+
+
+def test_number_missing_text_is_the_callers():
+    assert number(None, missing="-") == "-"
+    assert number(float("nan"), 2, missing="?") == "?"
 
 
 def test_disk_size_shows_vendor_and_binary_sizes():

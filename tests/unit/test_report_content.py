@@ -9,12 +9,12 @@ from tests.fixtures.comparison_runs import store_two_servers
 
 @pytest.fixture
 def stored(workbench):
-    return workbench.store, store_two_servers(workbench.store)
+    return workbench, store_two_servers(workbench.store)
 
 
 def test_page_one_lines_say_who_wins_by_how_much_with_the_caveats(stored) -> None:
-    store, ids = stored
-    data = gather(store, list(ids.values()), ids["old_disk"], ReportOptions(title="Replacement"))
+    bench, ids = stored
+    data = gather(bench, list(ids.values()), ids["old_disk"], ReportOptions(title="Replacement"))
     lines = {h.what: h for h in data.headlines}
     assert lines["Random read 4 KiB"].text == "Random read 4 KiB: new-server 3.4x old-server"
     assert lines["Random read 4 KiB"].detail == "17,000 vs 5,000 IOPS, higher is better"
@@ -26,14 +26,14 @@ def test_page_one_lines_say_who_wins_by_how_much_with_the_caveats(stored) -> Non
 
 
 def test_a_winning_baseline_is_compared_with_the_runner_up(stored) -> None:
-    store, ids = stored
-    data = gather(store, [ids["old_disk"], ids["new_disk"]], ids["new_disk"])
+    bench, ids = stored
+    data = gather(bench, [ids["old_disk"], ids["new_disk"]], ids["new_disk"])
     assert data.headlines[0].text == "Random read 4 KiB: new-server 3.4x old-server"
 
 
 def test_methodology_shows_engines_and_versions_but_never_secrets(stored) -> None:
-    store, ids = stored
-    data = gather(store, list(ids.values()), ids["old_disk"])
+    bench, ids = stored
+    data = gather(bench, list(ids.values()), ids["old_disk"])
     methods = {m.run_id: m for m in data.methods}
     disk = methods[ids["old_disk"]]
     assert disk.server == "old-server (disk)" and disk.test == "Disk"
@@ -45,8 +45,8 @@ def test_methodology_shows_engines_and_versions_but_never_secrets(stored) -> Non
 
 
 def test_telemetry_overlays_per_test_aligned_on_the_test_start(stored) -> None:
-    store, ids = stored
-    data = gather(store, list(ids.values()), ids["old_disk"])
+    bench, ids = stored
+    data = gather(bench, list(ids.values()), ids["old_disk"])
     found = {(o.test, o.name): o for o in data.overlays}
     assert set(found) == {("disk", "disk.util"), ("disk", "load.1"), ("cpu", "cpu.busy"), ("cpu", "load.1")}
     util = found[("disk", "disk.util")]
@@ -56,8 +56,8 @@ def test_telemetry_overlays_per_test_aligned_on_the_test_start(stored) -> None:
 
 
 def test_a_missing_logo_or_a_wrong_page_size_is_refused(stored) -> None:
-    store, ids = stored
+    bench, ids = stored
     with pytest.raises(ReportError, match="no logo file"):
-        gather(store, [ids["old_disk"]], None, ReportOptions(logo_path="/nonexistent/logo.png"))
+        gather(bench, [ids["old_disk"]], None, ReportOptions(logo_path="/nonexistent/logo.png"))
     with pytest.raises(ValueError, match="A4, Letter"):
         ReportOptions(page_size="A5")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from remote.agent import process_tree
+from remote.agent.disk_file import record_created, unique_file_name
 from remote.run_kill import kill_run_script
 from tests.fixtures.processes import running
 
@@ -85,3 +86,30 @@ def test_the_script_does_nothing_when_the_run_is_gone(tmp_path: Path) -> None:
     finally:
         bystander.kill()
         bystander.wait()
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_script_removes_the_listed_test_files_and_nothing_else(shell: str, tmp_path: Path) -> None:
+    run_dir, test_dir, elsewhere = tmp_path / "benchbay-run", tmp_path / "test dir", tmp_path / "elsewhere"
+    for directory in (run_dir, test_dir, elsewhere):
+        directory.mkdir()
+    ours = test_dir / unique_file_name()
+    theirs = test_dir / "important.dat"                       # listed, but not a name the agent makes
+    target = elsewhere / unique_file_name()
+    link = test_dir / unique_file_name()                        # the agent's name, but a symlink
+    folder = test_dir / unique_file_name()                      # the agent's name, but a directory
+    through_link = tmp_path / "via"                             # a symlink on the way to a real file
+    for path in (ours, theirs, target):
+        path.write_bytes(b"x" * 4096)
+    link.symlink_to(target)
+    folder.mkdir()
+    through_link.symlink_to(elsewhere)
+    listed = [ours, theirs, link, folder, through_link / target.name, Path(target.name)]   # the last: relative
+    for path in listed:
+        record_created(str(run_dir), str(path))
+    done = subprocess.run([shell, "-c", kill_run_script(str(run_dir))], capture_output=True, text=True,
+                          timeout=30)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert not ours.exists()
+    assert theirs.read_bytes() == b"x" * 4096 and target.read_bytes() == b"x" * 4096
+    assert link.is_symlink() and folder.is_dir()

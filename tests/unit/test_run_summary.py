@@ -1,7 +1,9 @@
 """Readable summaries of hand-made results, as the CLI prints them and the window shows them."""
 from __future__ import annotations
 
-from app.summary.run import caveats, disk_sweep, disk_table, number, summary_text, version_differences
+from app.summary.base import number
+from app.summary.disk_cpu import disk_sweep, disk_table, version_differences
+from app.summary.text import caveats, summary_text
 from storage.records import ResultSample
 
 DISK_META = {"engine": "fio", "engine_version": "fio-3.33", "direct": True, "cached": False, "sync": "none"}

@@ -14,12 +14,12 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, text
 
 import storage.migrate
-from remote.hostspec import HostSpec
-from storage.db import default_db_url, make_engine, open_store
+from storage.db import default_db_url, open_store
+from storage.engine import make_engine
 from storage.errors import StoreError
 from storage.migrate import head_revision, pending
 from storage.models import Base
-from storage.records import SeriesData
+from storage.records import HostRecord, SeriesData
 
 NEXT_REVISION = '''"""test-only: a later schema change"""
 import sqlalchemy as sa
@@ -111,7 +111,7 @@ def test_sqlite_settings(db_file: Path) -> None:
 def test_backup_made_when_migration_pending(db_file: Path, upgrade_benchbay: Callable[[], str]) -> None:
     url = f"sqlite:///{db_file}"
     old = open_store(url)
-    old.hosts.add(HostSpec(name="web", address="10.0.0.5"))
+    old.hosts.add(HostRecord(name="web", address="10.0.0.5"))
     run_id = old.runs.create("web", "disk", {"bs": 4096})
     old.runs.add_series(run_id, [SeriesData("util", "sda", "%", [0.0, 1.0], [12.5, 99.0])])
     old.close()
@@ -198,7 +198,7 @@ def test_default_url_under_user_data_dir(tmp_path: Path, monkeypatch: pytest.Mon
 def test_in_memory_store() -> None:
     store = open_store("sqlite://")
     try:
-        store.hosts.add(HostSpec(name="web"))
+        store.hosts.add(HostRecord(name="web"))
         assert [h.name for h in store.hosts.list()] == ["web"]
     finally:
         store.close()

@@ -5,17 +5,18 @@ import math
 import random
 import struct
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
-from remote.hostspec import AUTH_KEY, HostSpec
+from remote.telemetry.sample import TelemetrySample, samples_to_series, series_to_samples
 from storage.db import Store, open_store
 from storage.errors import DuplicateHost, NotFound, StoreError
 from storage.models import FactsSnapshot, Result, RunEvent, Series
-from storage.records import ResultSample, SeriesData
+from storage.records import HostRecord, ResultSample, SeriesData
 
 FACTS = {
     "schema": 1,
@@ -45,18 +46,18 @@ def _count(store: Store, model, run_id: int) -> int:
 # --- hosts -------------------------------------------------------------------------------------------
 
 def test_host_crud(store: Store) -> None:
-    web = HostSpec(name="web", address="10.0.0.5", port=2222, user="admin", auth=AUTH_KEY,
+    web = HostRecord(name="web", address="10.0.0.5", port=2222, user="admin", auth="key",
                    key_path="~/.ssh/id_ed25519", jump="bastion", keyring=True, test_dir="/srv/bench",
                    notes="rack 4", tags=("prod", "nvme"))
-    store.hosts.add(HostSpec(name="db", address="db.example.org"))
+    store.hosts.add(HostRecord(name="db", address="db.example.org"))
     store.hosts.add(web)
     assert [h.name for h in store.hosts.list()] == ["db", "web"]
     assert store.hosts.get("web") == web
     assert store.hosts.get("db").port is None
     assert store.hosts.get("nope") is None
 
-    store.hosts.update("web", web.with_changes(port=22, tags=("prod",)))
-    assert store.hosts.get("web") == web.with_changes(port=22, tags=("prod",))
+    store.hosts.update("web", replace(web, port=22, tags=("prod",)))
+    assert store.hosts.get("web") == replace(web, port=22, tags=("prod",))
 
     assert store.hosts.remove("db") is True
     assert store.hosts.remove("db") is False
@@ -64,12 +65,12 @@ def test_host_crud(store: Store) -> None:
 
 
 def test_duplicate_host_refused(store: Store) -> None:
-    store.hosts.add(HostSpec(name="web", address="a"))
+    store.hosts.add(HostRecord(name="web", address="a"))
     with pytest.raises(DuplicateHost, match="web"):
-        store.hosts.add(HostSpec(name="web", address="b"))
-    store.hosts.add(HostSpec(name="db", address="c"))
+        store.hosts.add(HostRecord(name="web", address="b"))
+    store.hosts.add(HostRecord(name="db", address="c"))
     with pytest.raises(DuplicateHost):
-        store.hosts.update("db", HostSpec(name="web", address="c"))
+        store.hosts.update("db", HostRecord(name="web", address="c"))
     assert store.hosts.get("web").address == "a"
     assert store.hosts.get("db").address == "c"
 
@@ -77,27 +78,27 @@ def test_duplicate_host_refused(store: Store) -> None:
 @pytest.mark.parametrize("name", ["local", "LOCAL"])
 def test_local_host_name_refused(store: Store, name: str) -> None:
     with pytest.raises(DuplicateHost, match="built-in"):
-        store.hosts.add(HostSpec(name=name, address="x"))
-    store.hosts.add(HostSpec(name="web", address="x"))
+        store.hosts.add(HostRecord(name=name, address="x"))
+    store.hosts.add(HostRecord(name="web", address="x"))
     with pytest.raises(DuplicateHost):
-        store.hosts.update("web", HostSpec(name=name, address="x"))
+        store.hosts.update("web", HostRecord(name=name, address="x"))
     assert [h.name for h in store.hosts.list()] == ["web"]
 
 
 def test_bad_host_specs_refused(store: Store) -> None:
-    for spec in (HostSpec(name=""), HostSpec(name=" web"), HostSpec(name="web", port=70000),
-                 HostSpec(name="web", auth="telnet")):
+    for spec in (HostRecord(name=""), HostRecord(name=" web"), HostRecord(name="web", port=70000),
+                 HostRecord(name="web", auth="")):
         with pytest.raises(StoreError):
             store.hosts.add(spec)
     with pytest.raises(NotFound):
-        store.hosts.update("ghost", HostSpec(name="ghost"))
+        store.hosts.update("ghost", HostRecord(name="ghost"))
 
 
 def test_runs_survive_host_removal_and_follow_a_rename(store: Store) -> None:
-    store.hosts.add(HostSpec(name="web", address="a"))
+    store.hosts.add(HostRecord(name="web", address="a"))
     run_id = store.runs.create("web", "facts", {})
     store.runs.add_facts(run_id, FACTS)
-    store.hosts.update("web", HostSpec(name="web-1", address="a"))
+    store.hosts.update("web", HostRecord(name="web-1", address="a"))
     assert store.runs.list(host="web-1")[0].id == run_id
     assert store.runs.latest_facts("web-1")[1] == FACTS
     store.hosts.remove("web-1")
@@ -254,3 +255,13 @@ def test_many_hosts_hour_of_series(store: Store) -> None:
     for host, run_id in runs.items():
         loaded = store.runs.series(run_id)
         assert len(loaded) == 30 and loaded[29].values[3599] == host + 29 + 3599 / 7
+
+
+def test_live_telemetry_stored_then_read_back_replays_the_same_samples(store: Store) -> None:
+    samples = [TelemetrySample(t=1000.0 + i, interval=1.0, cpu={"user": 10.0 + i, "idle": 90.0 - i},
+                               load=(0.5 * i, 0.4, 0.3), tasks={"running": i, "total": 100},
+                               disks={"sda": {"util": 12.5 * i, "r/s": 3.0}}, mem={"dirty": 4.0}, psi={"%sio": 1.5})
+               for i in range(1, 4)]
+    run_id = store.runs.create("web", "disk", {})
+    store.runs.add_series(run_id, samples_to_series(samples, t0=999.0))
+    assert series_to_samples(store.runs.series(run_id), t0=999.0) == samples

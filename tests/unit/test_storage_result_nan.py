@@ -8,7 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from storage.db import make_engine, open_store
+from storage.db import open_store
+from storage.engine import make_engine
 from storage.records import ResultSample
 from storage.run_exchange import export_runs, import_file, write_runs
 from tests.unit.test_storage_migrate import schema_diff

@@ -7,9 +7,10 @@ import pytest
 from alembic import command
 from sqlalchemy import text
 
-from storage.db import make_engine, open_store
+from storage.db import open_store
+from storage.engine import make_engine
 from storage.migrate import alembic_config
-from storage.records import RUN_INTERRUPTED, RemoteRunState, RunOwner
+from storage.records import RemoteRunState, RunOwner, RunStatus
 from tests.unit.test_storage_run_uid import store_at_revision
 
 
@@ -75,7 +76,7 @@ def check_remote_state_round_trip(store) -> None:
     assert found[other].remote is None and found[other].owner is None
     assert [r.id for r in store.runs.running(host="web")] == [run_id]
 
-    store.runs.finish(run_id, RUN_INTERRUPTED, error="web: the run directory is gone")
+    store.runs.finish(run_id, RunStatus.INTERRUPTED, error="web: the run directory is gone")
     assert [r.id for r in store.runs.running()] == [other]
     assert store.runs.get(run_id).run.status == "interrupted"
     with store.engine.connect() as conn:   # only a running run is re-attached to: nothing kept after

@@ -10,7 +10,8 @@ from alembic import command
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from storage.db import make_engine, open_store
+from storage.db import open_store
+from storage.engine import make_engine
 from storage.migrate import alembic_config, head_revision
 
 

@@ -5,9 +5,9 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 
-from remote.errors import BenchbayError
+from app.errors import AppError
 from remote.hostspec import AUTH_PASSWORD, HostSpec
-from storage.errors import NotFound
+from storage.errors import DuplicateHost, NotFound, StoreError
 
 
 class MemoryKeyring(KeyringBackend):
@@ -54,7 +54,7 @@ def test_ssh_config_alias_is_usable_without_adding_it(workbench, bench_paths) ->
 
 
 def test_local_has_no_host_key(workbench) -> None:
-    with pytest.raises(BenchbayError, match="this computer"):
+    with pytest.raises(AppError, match="this computer"):
         workbench.host_key("local")
 
 
@@ -89,3 +89,20 @@ def test_plain_text_keyring_is_refused(workbench, monkeypatch) -> None:
         assert workbench.get_host("db2").keyring is False
     finally:
         keyring.set_keyring(previous)
+
+
+def test_unknown_authentication_method_is_refused_before_anything_is_stored(workbench) -> None:
+    with pytest.raises(AppError, match=r"^host web: unknown authentication method 'telnet'$"):
+        workbench.add_host(HostSpec(name="web", address="192.0.2.5", auth="telnet"))
+    assert [h.name for h in workbench.list_hosts()] == ["local"]
+    workbench.add_host(HostSpec(name="web", address="192.0.2.5"))
+    with pytest.raises(AppError, match="unknown authentication method 'telnet'"):
+        workbench.update_host("web", HostSpec(name="web", address="192.0.2.5", auth="telnet"))
+    assert workbench.get_host("web").auth == "auto"
+
+
+def test_a_host_wrong_in_name_and_method_is_refused_for_its_name(workbench) -> None:
+    with pytest.raises(StoreError, match="invalid host name 'web/1'"):
+        workbench.add_host(HostSpec(name="web/1", auth="telnet"))
+    with pytest.raises(DuplicateHost, match="built-in"):
+        workbench.add_host(HostSpec(name="local", auth="telnet"))

@@ -1,0 +1,39 @@
+"""The runs table: every stored status has a display state; an interrupted run stands out, quietly."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from PySide6.QtCore import Qt
+
+from storage.records import RunRecord, RunStatus
+from widgets.run_data import RunState
+from widgets.runs_table import RunsTable
+
+pytestmark = pytest.mark.gui
+
+
+def _run(run_id: int, status: str) -> RunRecord:
+    started = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
+    finished = None if status == RunStatus.RUNNING else started + timedelta(minutes=3)
+    return RunRecord(run_id, "db1", "disk", status, {}, started, finished, "1", "fio", "3.36", "", (), "")
+
+
+def test_every_stored_status_is_a_display_state():
+    assert {s.value for s in RunStatus} <= {s.value for s in RunState}
+
+
+def test_interrupted_run_is_coloured_apart_from_failed_and_cancelled(qtbot):
+    table = RunsTable()
+    qtbot.addWidget(table)
+    table.set_runs([_run(i, status) for i, status in enumerate(RunStatus, start=1)])
+    model = table.runs_model
+    colours = {}
+    for row in range(model.rowCount()):
+        status = model.data(model.index(row, 3))
+        brush = model.data(model.index(row, 3), Qt.ItemDataRole.ForegroundRole)
+        colours[status] = None if brush is None else brush.name()
+    assert colours["interrupted"] is not None
+    assert colours["interrupted"] not in {colours["failed"], colours["cancelled"], colours["running"]}
+    assert colours["done"] is None     # the normal case keeps the normal ink
+    assert model.data(model.index(list(colours).index("interrupted"), 5)) == "3 min"
