@@ -48,6 +48,10 @@ def _jump_chain(
     hop: _Hop, config: SSHConfigFile, resolve_jump: Callable[[str], HostSpec | None] | None, depth: int = 0,
 ) -> list[_Hop]:
     """The hops to go through before `hop`, outermost first (ProxyJump a,b: a, then b)."""
+    if not hop.spec.jump and hop.resolved.proxy_command:
+        # ssh would go through the command; connecting straight to HostName could reach another machine.
+        raise ConnectError(f"{hop.label}: the ssh config sets a ProxyCommand, which Benchbay cannot run "
+                           "(use ProxyJump, or a jump host in Benchbay)")
     text = hop.spec.jump or hop.resolved.proxy_jump or ""
     elements = [e.strip() for e in text.split(",") if e.strip() and e.strip().lower() != "none"]
     if not elements:

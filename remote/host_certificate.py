@@ -46,6 +46,7 @@ class HostCertificate:
     ca_blob: bytes              # the signing CA's public key blob
     signed_part: bytes          # what the CA signed
     signature: bytes
+    critical_options: bytes = b""  # packed; ssh refuses a host certificate that has any
 
 
 def parse(blob: bytes) -> HostCertificate:
@@ -72,7 +73,7 @@ def parse(blob: bytes) -> HostCertificate:
         while packed.get_remainder():
             principals.append(packed.get_string().decode("utf-8", "replace"))
         valid_after, valid_before = message.get_int64(), message.get_int64()
-        message.get_binary()  # critical options
+        critical = message.get_binary()
         message.get_binary()  # extensions
         message.get_binary()  # reserved
         ca_blob = message.get_binary()
@@ -86,7 +87,7 @@ def parse(blob: bytes) -> HostCertificate:
         raise CertificateError("malformed certificate (no CA key or signature)")
     return HostCertificate(
         cert_type, plain.asbytes(), serial, kind, key_id, tuple(principals), valid_after, valid_before,
-        ca_blob, blob[:signed_end], signature,
+        ca_blob, blob[:signed_end], signature, critical,
     )
 
 
@@ -102,7 +103,7 @@ def check(cert: HostCertificate, ca_blob: bytes, host: str, now: float | None = 
 
     As ssh does: the CA must be the one known, the signature must verify with it (and not use
     SHA-1), it must be a host certificate, `host` must be one of its principals (when it lists
-    any) and it must be valid now.
+    any), it must be valid now and have no critical options.
     """
     if cert.ca_blob != ca_blob:
         raise CertificateError("certificate is signed by a different CA")
@@ -126,3 +127,5 @@ def check(cert: HostCertificate, ca_blob: bytes, host: str, now: float | None = 
         raise CertificateError("certificate is not valid yet")
     if moment >= cert.valid_before:
         raise CertificateError("certificate has expired")
+    if cert.critical_options:
+        raise CertificateError("certificate has critical options, which ssh refuses in a host certificate")

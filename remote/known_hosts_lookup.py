@@ -37,10 +37,20 @@ def _for_name(lines: Sequence[KnownHostLine], name: str) -> list[KnownHostLine]:
     return [line for line in lines if hosts_match(line.hosts, name)]
 
 
+def _public_blob(line: KnownHostLine) -> bytes | None:
+    """The line's key; for a certificate, the key it certifies (ssh's sshkey_equal_public)."""
+    if not line.key_type.endswith(host_certificate.CERT_SUFFIX):
+        return line.key_blob
+    try:
+        return host_certificate.parse(line.key_blob).key_blob
+    except host_certificate.CertificateError:
+        return None
+
+
 def _revoked(lines: Sequence[KnownHostLine], blobs: Sequence[bytes]) -> bytes | None:
     for line in lines:
-        if line.marker == MARK_REVOKED and line.key_blob in blobs:
-            return line.key_blob
+        if line.marker == MARK_REVOKED and (public := _public_blob(line)) is not None and public in blobs:
+            return public
     return None
 
 

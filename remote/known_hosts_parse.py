@@ -88,8 +88,8 @@ def parse_line(line: str, line_number: int = 0) -> KnownHostLine | None:
     if len(fields) < 3:
         return None
     hosts, key_type, key_text = fields[:3]
-    if key_type.endswith("-cert-v01@openssh.com"):
-        return None  # a certificate is never a known_hosts key
+    # A certificate is kept: ssh reads it too (a plain line with one makes the key "changed",
+    # a @revoked one revokes the certified key).
     blob = _decode_key(key_type, key_text)
     if blob is None:
         return None

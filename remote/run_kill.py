@@ -5,7 +5,7 @@ overloaded). Killing its process group is not enough: fio's job processes call s
 script freezes the agent (SIGSTOP: no new children, no orphans re-parented away), collects its
 descendants from the parent links in /proc/*/stat, freezes those too until the set is stable, and
 kills them all. Then it kills whatever still carries the run's environment mark (processes whose
-parents died before the agent was frozen). Runs with sh, awk, grep, kill and rm: python may be gone.
+parents died before the agent was frozen). Runs with sh, awk, grep, tr, sort, kill and rm: python may be gone.
 
 Last, with everything dead, it removes the test files the agent listed in RUN/created (the agent
 cannot anymore): only names of the agent's own pattern, only regular files, never through a symlink.
@@ -34,6 +34,7 @@ below() {
 marked() {
   for e in /proc/[0-9]*/environ; do
     grep -qF -e "$mark" "$e" 2>/dev/null || continue
+    tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF -e "$mark" || continue
     x=${e#/proc/}; echo "${x%/environ}"
   done
 }

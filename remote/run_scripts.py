@@ -2,13 +2,14 @@
 
 Pure functions from the run directory (and a few numbers) to script text: no I/O here, so each
 script can be read, quoted and tested on its own. Every remote argument is shlex-quoted. The
-scripts need only sh, awk, sed, cat, kill and df: a host may have no python at all.
+scripts need only sh, awk, sed, cat, kill, df, tr and grep: a host may have no python at all.
 """
 from __future__ import annotations
 
 import shlex
 
 from remote.agent.run_secrets import SECRETS_FIFO
+from remote.telemetry.sampler import SAMPLER_FILE
 
 SECRETS_TIMEOUT = 15.0   # seconds the agent has to open its secrets fifo after it started
 
@@ -86,10 +87,13 @@ def liveness_script(run_dir: str) -> str:
 def stop_sampler_script(run_dir: str) -> str:
     """sh that stops the sampler: TERM its group (the pid without setsid), KILL what is left after 0.5 s.
 
-    Waits for it to be gone, so a drain that follows reads its very last tick.
+    Waits for it to be gone, so a drain that follows reads its very last tick. Signals only a pid that is
+    still the sampler (its command line names RUN/sampler.sh): one that stopped by itself left its pid free.
     """
     return (alive_function() + f"cd {_q(run_dir)} 2>/dev/null || exit 0; p=$(cat sampler.pid 2>/dev/null); "
-            "[ -n \"$p\" ] || exit 0; touch stop; for s in TERM KILL; do "
+            "[ -n \"$p\" ] || exit 0; touch stop; "
+            f"tr '\\0' '\\n' < \"/proc/$p/cmdline\" 2>/dev/null | grep -qxF -e {_q(f'{run_dir}/{SAMPLER_FILE}')} "
+            "|| exit 0; for s in TERM KILL; do "
             "kill -$s \"-$p\" 2>/dev/null || kill -$s \"$p\" 2>/dev/null || break; i=0; "
             "while alive \"$p\" && [ $i -lt 5 ]; do sleep 0.1; i=$((i + 1)); done; done; true")
 
@@ -101,4 +105,5 @@ def signal_agent_script(run_dir: str, signal_name: str, touch_cancel: bool = Fal
     """
     touch = "touch cancel; " if touch_cancel else ""
     return (f"cd {_q(run_dir)} 2>/dev/null || exit 0; {touch}p=$(cat agent.pid 2>/dev/null); "
-            f"[ -n \"$p\" ] && kill -{_q(signal_name)} \"-$p\" 2>/dev/null; true")
+            "[ -n \"$p\" ] && [ \"$(cd \"/proc/$p/cwd\" 2>/dev/null && pwd -P)\" = \"$(pwd -P)\" ] && "
+            f"kill -{_q(signal_name)} \"-$p\" 2>/dev/null; true")

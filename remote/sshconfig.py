@@ -34,6 +34,7 @@ class ResolvedHost:
     user: str
     key_files: list[str] = field(default_factory=list)  # expanded IdentityFile paths, in order
     proxy_jump: str | None = None   # ProxyJump as written ("none" becomes None)
+    proxy_command: str | None = None  # ProxyCommand as written ("none" becomes None); not supported
 
 
 def _is_concrete(pattern: str) -> bool:
@@ -166,12 +167,15 @@ class SSHConfigFile:
         apply(self._load(), state, set_option)
         return state
 
-    def lookup(self, name: str) -> dict:
-        """`ssh -G NAME` for the options Benchbay uses: hostname, user, port, identityfile, proxyjump.
+    def lookup(self, name: str, user: str = "") -> dict:
+        """`ssh -G NAME` (`ssh -G -l USER NAME` with a user) for the options Benchbay uses: hostname,
+        user, port, identityfile, proxyjump.
 
         HostName is expanded and lower-cased, IdentityFile paths are expanded, defaults filled in.
+        A user given here is set before the config is read, as ssh does, so `Match user` sees it.
         """
-        options: dict = {}
+        _check_names(name, user)
+        options: dict = {"user": user} if user else {}
         state = self._pass(name, name, False, options)
         hostname = percent_expand(options.get("hostname", name), {"h": name}, "HostName").lower()
         if state.want_final_pass:
@@ -186,6 +190,8 @@ class SSHConfigFile:
         ]
         if str(options.get("proxyjump", "")).lower() == "none":
             del options["proxyjump"]
+        if str(options.get("proxycommand", "")).lower() == "none":
+            del options["proxycommand"]
         return options
 
     def _expand(self, text: str, options: dict, original: str, where: str) -> str:
@@ -208,7 +214,7 @@ class SSHConfigFile:
         address is set (`ssh NAME`), otherwise by the address (so `Host 10.0.*` blocks apply).
         """
         alias = spec.name if (not spec.address or spec.name in self.aliases()) else spec.address
-        options = self.lookup(alias) if alias else {}
+        options = self.lookup(alias, spec.user) if alias else {}
         address = spec.address or options.get("hostname") or spec.name
         port = spec.port or int(options.get("port") or 22)
         user = spec.user or options.get("user") or getpass.getuser()
@@ -219,8 +225,18 @@ class SSHConfigFile:
         jump = options.get("proxyjump")
         return ResolvedHost(
             alias=alias, address=address, port=port, user=user, key_files=key_files,
-            proxy_jump=jump.strip() if jump else None,
+            proxy_jump=jump.strip() if jump else None, proxy_command=options.get("proxycommand"),
         )
+
+
+def _check_names(host: str, user: str) -> None:
+    """ssh.c valid_hostname / valid_ruser (CVE-2023-51385): names that reach `Match exec` as %h, %n
+    or %r must not carry shell syntax; ssh refuses them before it reads the config."""
+    if host.startswith("-") or any(c in "'`\"$\\;&<>|(){}" or c.isspace() or not c.isprintable() for c in host):
+        raise ConfigError(f"host name {host!r} contains invalid characters (ssh refuses it too)")
+    bad_user = user.startswith("-") or user.endswith("\\") or any(c in "'`\";&<>|(){}" for c in user)
+    if bad_user or any(c.isspace() and user[i + 1:i + 2] == "-" for i, c in enumerate(user)):
+        raise ConfigError(f"user name {user!r} contains invalid characters (ssh refuses it too)")
 
 
 def _jump_text(args: list[str], where: str) -> str:

@@ -60,7 +60,11 @@ def open_tcp(address: str, port: int, timeout: float) -> socket.socket:
     where = hostport(address, port)
     error: ConnectError | None = None
     for family, kind, proto, _, sockaddr in infos:
-        sock = socket.socket(family, kind, proto)
+        try:
+            sock = socket.socket(family, kind, proto)
+        except OSError as exc:  # e.g. no IPv6 in this kernel: try the next address, as ssh does
+            error = ConnectError(f"cannot reach {where}: {exc.strerror or exc}")
+            continue
         sock.settimeout(deadline.left())
         try:
             sock.connect(sockaddr)

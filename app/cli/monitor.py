@@ -156,11 +156,14 @@ class _TextPrinter:
         self.shown: list[str] | None = None
 
     def sample(self, host: str, sample: TelemetrySample) -> None:
+        found = self.devices or sorted(d for d in sample.disks if not d.startswith(HIDDEN_BY_DEFAULT))
         if self.shown is None:
-            self.shown = self.devices or sorted(d for d in sample.disks if not d.startswith(HIDDEN_BY_DEFAULT))
+            print(f"# {host}", flush=True)
+        # a disk plugged in during the run gets a column of its own, under a new header (as sar does)
+        if self.shown is None or any(d not in self.shown for d in found):
+            self.shown = (self.shown or []) + [d for d in found if d not in (self.shown or [])]
             head = f"{'TIME':<10}  {'%usr':>5} {'%sys':>5} {'%iow':>5} {'%stl':>5} {'load1':>6}"
             head += (f"  {'DEV':<8} " + " ".join(f"{h:>8}" for h in _DISK_HEADER)) * len(self.shown)
-            print(f"# {host}", flush=True)
             print(head, flush=True)
         cpu = sample.cpu
         stamp = datetime.fromtimestamp(sample.t)

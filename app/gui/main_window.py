@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QLabel,
     QMainWindow,
     QMessageBox,
     QSplitter,
@@ -94,6 +95,11 @@ class MainWindow(QMainWindow):
         self.live.runs_pane.import_requested.connect(lambda: self.compare.exports.ask_import(self))
         self._update_actions()
         self.statusBar().setSizeGripEnabled(True)
+        if workbench.read_only:   # a store on a read-only mount: everything reads, nothing can be saved
+            self.read_only_notice = QLabel(f"Read-only store: nothing is saved ({workbench.read_only})")
+            self.read_only_notice.setObjectName("readOnlyNotice")
+            self.read_only_notice.setToolTip(workbench.store_description())
+            self.statusBar().addPermanentWidget(self.read_only_notice)
 
         self.host_list.current_host_changed.connect(self._on_current_host)
         self.host_list.host_activated.connect(self.gather_facts)

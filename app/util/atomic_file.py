@@ -5,6 +5,8 @@ A regular file (or a new name) is replaced by renaming a finished temporary file
 written through: the temporary file goes beside the file it points to, so the link stays a link. A
 character device or a FIFO (/dev/stdout, /dev/full, a named pipe) cannot be renamed over: the finished
 bytes are copied into it, and its errors (ENOSPC from /dev/full) reach the caller as OSError.
+A symlink another user planted in a sticky world-writable directory (/tmp) is refused (PermissionError),
+as fs.protected_symlinks refuses it to open(): realpath() and rename() would follow it anywhere.
 """
 from __future__ import annotations
 
@@ -35,6 +37,23 @@ def _temp_beside(path: Path) -> Path:
     raise FileExistsError(f"no free temporary name beside {path}")
 
 
+def _check_links(path: Path) -> None:
+    """PermissionError when path leads through a link someone else owns in a sticky world-writable dir."""
+    for _hop in range(40):
+        try:
+            link = os.lstat(path)
+        except FileNotFoundError:
+            return
+        if not stat.S_ISLNK(link.st_mode):
+            return
+        folder = os.stat(path.parent)
+        shared = folder.st_mode & stat.S_ISVTX and folder.st_mode & stat.S_IWOTH
+        if shared and link.st_uid not in (os.geteuid(), folder.st_uid):
+            raise PermissionError(errno.EACCES, "a link another user owns in a shared directory; not followed",
+                                  str(path))
+        path = path.parent / os.readlink(path)
+
+
 def _written_in_place(path: Path) -> bool:
     """True for an existing target that must be written into, not replaced: a device, a FIFO, a socket,
     or any name under /dev or /proc (/dev/stdout resolves to /proc/self/fd/1, perhaps a pipe or a file
@@ -53,6 +72,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary file to write into; when the block ends without an error it is synced and renamed
     over path (or copied into path when that is a device or a FIFO), and removed in every case."""
     given = Path(path)
+    _check_links(given)
     special = _written_in_place(given)
     # realpath, not resolve(): a symlink loop then fails as ELOOP when the file is opened (an OSError).
     target = given if special else Path(os.path.realpath(given))

@@ -326,6 +326,7 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
     ctx.warning("synthetic: no MTA listening on {}".format(where))
     test_dir = os.path.realpath(params["test_dir"] or ctx.run_dir)
     directory = os.path.join(test_dir, "benchbay-mailstorm-{}".format(os.getpid()))
+    os.mkdir(directory)        # fails when the name is taken: that directory is not ours to remove
     ctx.add_cleanup_path(directory)
     mail_synthetic.prepare(directory)
     rid = run_id(ctx)

@@ -100,8 +100,8 @@ def _run_tag(ctx: Any) -> str:
 def _work_dir(ctx: Any, params: Dict[str, Any], owner_uid: int = -1) -> str:
     base = os.path.realpath(params["test_dir"] or ctx.run_dir)
     path = os.path.join(base, "benchbay-restore-{}".format(os.getpid()))
+    os.mkdir(path, 0o700)      # fails when the name is taken: that directory is not ours to remove
     ctx.add_cleanup_path(path)
-    os.mkdir(path, 0o700)
     if owner_uid >= 0:
         os.chown(path, owner_uid, -1)
     return path

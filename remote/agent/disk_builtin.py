@@ -44,7 +44,8 @@ def open_flags(job: Dict[str, Any], direct: bool) -> Tuple[int, List[str]]:
     if writing and job.get("sync") == "osync":
         flags |= os.O_SYNC
         names.append("O_SYNC")
-    return flags | getattr(os, "O_CLOEXEC", 0), names
+    # O_NOFOLLOW: never through a link someone put in the test file's place
+    return flags | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0), names
 
 
 def describe(job: Dict[str, Any], direct: bool, mode: str) -> str:

@@ -145,6 +145,21 @@ def prepare_file(path: str, size: int, ctx: Any = None, test_dir: Optional[str] 
     return full
 
 
+def check_own_file(path: str) -> None:
+    """DiskFileError unless `path` is still a regular file, not a link, and the one this process created.
+
+    For an engine that opens the file by its name (fio): someone who may write to the test directory
+    could have put a link to another file or to a block device in its place.
+    """
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise DiskFileError("the test file {} is gone: {}".format(path, exc.strerror or exc)) from None
+    identity = _created.get(path)
+    if not stat.S_ISREG(st.st_mode) or (identity is not None and (st.st_dev, st.st_ino) != identity[:2]):
+        raise DiskFileError("refusing {}: it is no longer the test file this run created".format(path))
+
+
 def remove_file(path: str) -> None:
     """Remove the test file at `path` if this process created it and it is still that file."""
     identity = _created.pop(path, None)

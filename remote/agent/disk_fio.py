@@ -19,6 +19,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from .common import one_line
+from .disk_file import check_own_file
 
 ENGINE = "fio"
 PROGRESS_EVERY = 0.5
@@ -74,6 +75,7 @@ def run_job(job: Dict[str, Any], ctx: Any = None, direct: Optional[bool] = None)
     direct = bool(job["direct"] if direct is None else direct)
     argv = command(job, direct)
     total = float(job["warmup"]) + float(job["runtime"])
+    check_own_file(job["file"])   # fio opens it by name: not through a link put in its place
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         if ctx is not None:
             proc = ctx.popen(argv, stdout=out, stderr=err, cwd=fio_cwd(job))

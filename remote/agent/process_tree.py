@@ -9,6 +9,7 @@ Two ways to find them, because each can miss what the other finds:
 """
 import contextlib
 import os
+import posixpath
 import signal
 import time
 from typing import Dict, Optional, Set, Tuple
@@ -20,8 +21,11 @@ KILL_PAUSE = 0.05          # seconds between walks: lets SIGKILL land and orphan
 
 
 def run_mark(run_dir: str) -> str:
-    """The mark's value: the run directory with a trailing slash, so no other run's mark contains it."""
-    return run_dir.rstrip("/") + "/"
+    """The mark's value: the run directory with a trailing slash, so no other run's mark contains it.
+
+    Normalised as the agent's os.path.abspath does: mktemp may print /tmp//benchbay-... (TMPDIR=/tmp/).
+    """
+    return posixpath.normpath(run_dir).rstrip("/") + "/"
 
 
 def mark_environment(run_dir: str) -> None:

@@ -25,6 +25,7 @@ SPEC_FILE = "spec.json"
 CANCEL_FILE = "cancel"
 DEADLINE_FILE = "deadline"
 SAMPLER_PID_FILE = "sampler.pid"
+SAMPLER_SCRIPT = "sampler.sh"
 WATCH_TICK = 0.2          # seconds between looks at signals
 WATCH_FILES_EVERY = 1.0   # seconds between looks at RUN/cancel and RUN/deadline
 ORPHAN_GRACE = 5.0        # seconds the test gets to stop before the watchdog removes RUN anyway
@@ -49,9 +50,19 @@ def read_number(path: str) -> Optional[float]:
         return None
 
 
-def _kill_group_from(pid_file: str, sig: int = signal.SIGTERM) -> None:
+def _runs(pid: int, script: str) -> bool:
+    """Whether `pid` still runs `script` (an argument of its command line): a pid file may be stale."""
+    try:
+        with open("/proc/{}/cmdline".format(pid), "rb") as handle:
+            args = handle.read().split(b"\0")
+    except OSError:
+        return False
+    return any(os.path.normpath(os.fsdecode(arg)) == script for arg in args if arg)
+
+
+def _kill_group_from(pid_file: str, sig: int = signal.SIGTERM, script: Optional[str] = None) -> None:
     pid = read_number(pid_file)
-    if pid and pid > 1 and int(pid) != os.getpgrp():
+    if pid and pid > 1 and int(pid) != os.getpgrp() and (script is None or _runs(int(pid), script)):
         with contextlib.suppress(OSError):
             os.killpg(int(pid), sig)
 
@@ -102,7 +113,8 @@ class Watchdog(threading.Thread):
         """Nobody will read what we wrote: kill what we started, remove RUN, exit now."""
         with self._orphan_lock:
             self.ctx.cleanup()
-            _kill_group_from(os.path.join(self.run_dir, SAMPLER_PID_FILE))
+            _kill_group_from(os.path.join(self.run_dir, SAMPLER_PID_FILE),
+                             script=os.path.join(self.run_dir, SAMPLER_SCRIPT))
             shutil.rmtree(self.run_dir, ignore_errors=True)
             os._exit(EXIT_ORPHANED)
 

@@ -79,8 +79,12 @@ expire() {
         case $_a in
             '' | *[!0-9]* | 0 | 1) ;;
             *)
+                # only while the pid is still the agent (it works in RUN): an agent that ended long ago
+                # may have left its pid to someone else's process group
+                _h=$(cd "$run" 2>/dev/null && pwd -P)
+                [ -n "$_h" ] && [ "$(cd "/proc/$_a/cwd" 2>/dev/null && pwd -P)" = "$_h" ] || _a=
                 # two seconds to stop cleanly, then SIGKILL for what is left of its process group
-                if kill -TERM -"$_a" 2>/dev/null; then
+                if [ -n "$_a" ] && kill -TERM -"$_a" 2>/dev/null; then
                     _n=0
                     while [ "$_n" -lt 20 ] && kill -0 -"$_a" 2>/dev/null; do
                         nap 0.1

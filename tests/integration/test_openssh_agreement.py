@@ -6,6 +6,7 @@ Benchbay's connect(). The sshd holds a host certificate signed with `ssh-keygen 
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -60,6 +61,10 @@ KNOWN_HOSTS = {
     "@cert-authority with the key also listed": ("{hp} {rsa}\n@cert-authority * {ca}\n", "good", None),
     "certificate for another name": ("@cert-authority * {ca}\n", "wrong_name", None),
     "expired certificate, key listed": ("@cert-authority * {ca}\n{hp_wrong} {ed_wrong}\n", "wrong_name", None),
+    "@revoked host certificate, key listed": ("@revoked * {ed_cert}\n{hp} {ed}\n", "good", None),
+    "host certificate on a plain line": ("{hp} {ed_cert}\n", "good", None),
+    "certificate with a wildcard principal": ("@cert-authority * {ca}\n", "wildcard", None),
+    "certificate with a critical option": ("@cert-authority * {ca}\n", "critical", None),
 }
 
 
@@ -76,6 +81,30 @@ def sign_host_key(ca: Path, public_key: Path, principals: str, validity: str = "
     subprocess.run(command, check=True, capture_output=True)
 
 
+def add_critical_option(ca: Path, certificate: Path) -> None:
+    """Re-sign an ed25519 host certificate with a critical option (ssh-keygen -h writes none)."""
+    cert_type, text = certificate.read_text().split()[:2]
+    message = paramiko.Message(base64.b64decode(text))
+    body = paramiko.Message()
+    for read in ("string", "string", "string", "int64", "int", "string", "string", "int64", "int64"):
+        if read == "string":
+            body.add_string(message.get_binary())
+        elif read == "int64":
+            body.add_int64(message.get_int64())
+        else:
+            body.add_int(message.get_int())
+    message.get_binary()  # the (empty) critical options
+    option, value = paramiko.Message(), paramiko.Message()
+    value.add_string("/bin/true")
+    option.add_string("force-command")
+    option.add_string(value.asbytes())
+    body.add_string(option.asbytes())
+    for _ in range(3):  # extensions, reserved, CA key
+        body.add_string(message.get_binary())
+    body.add_string(paramiko.Ed25519Key.from_private_key_file(str(ca)).sign_ssh_data(body.asbytes()).asbytes())
+    certificate.write_text(f"{cert_type} {base64.b64encode(body.asbytes()).decode()}\n")
+
+
 def _pub(path: Path) -> str:
     return " ".join(Path(str(path) + ".pub").read_text().split()[:2])
 
@@ -89,13 +118,17 @@ def cert_hosts(sshd_session) -> Iterator[dict]:
     servers: dict[str, SshdServer] = {}
     try:
         for name, address, principals in (("good", "127.0.0.41", "127.0.0.41,cert.example"),
-                                          ("wrong_name", "127.0.0.42", "elsewhere.example")):
+                                          ("wrong_name", "127.0.0.42", "elsewhere.example"),
+                                          ("wildcard", "127.0.0.43", "127.0.0.4?,*.example"),
+                                          ("critical", "127.0.0.44", "127.0.0.44")):
             # A TMPDIR of its own: what the agent leaves behind there is this host's alone.
             tmpdir = root / f"tmp-{name}"
             tmpdir.mkdir(exist_ok=True)
             server = CertSshd(root / name, name, address, sshd_session.authorized, {"TMPDIR": str(tmpdir)})
-            validity = "-1d:+1d" if name == "good" else "-3d:-2d"  # the second one has expired, too
+            validity = "-3d:-2d" if name == "wrong_name" else "-1d:+1d"  # wrong_name has expired, too
             sign_host_key(keys["ca"], Path(str(server.host_key_path) + ".pub"), principals, validity)
+            if name == "critical":
+                add_critical_option(keys["ca"], Path(str(server.host_key_path) + "-cert.pub"))
             server.start()
             servers[name] = server
         hosts = {name: SshTestHost(name, server, sshd_session.client_key, sshd_session.wrong_key)
@@ -116,6 +149,7 @@ def _render(template: str, hosts: dict[str, SshTestHost], keys: dict[str, Path])
         "ca": _pub(keys["ca"]), "ca2": _pub(keys["ca2"]),
         "hashed_hp": hash_name(good.host_id, os.urandom(20)),
         "hp_wrong": wrong.host_id, "ed_wrong": _pub(wrong.host_key_path),
+        "ed_cert": _pub(Path(str(good.host_key_path) + "-cert")),
     }
     return template.format(**values)
 

@@ -109,7 +109,8 @@ def test_ticks_arrive_every_half_second_with_sane_values(run_dir: Path, mode: st
 @pytest.mark.parametrize("mode", ["auto", "posix"])
 def test_past_deadline_stops_the_agent_and_removes_the_run(run_dir: Path, mode: str) -> None:
     # a stand-in for the agent that ignores SIGTERM: it must be killed after the grace
-    agent = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 300 & wait"], start_new_session=True)
+    agent = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 300 & wait"], start_new_session=True,
+                             cwd=str(run_dir))   # the agent works in RUN: that is how it is recognised
     try:
         (run_dir / "agent.pid").write_text(f"{agent.pid}\n")
         (run_dir / "deadline").write_text(f"{uptime() - 5:.0f}\n")
@@ -122,6 +123,23 @@ def test_past_deadline_stops_the_agent_and_removes_the_run(run_dir: Path, mode: 
         if agent.poll() is None:
             os.killpg(agent.pid, signal.SIGKILL)
             agent.wait()
+
+
+@pytest.mark.parametrize("mode", ["auto", "posix"])
+def test_past_deadline_spares_a_process_that_took_the_dead_agents_pid(run_dir: Path, mode: str) -> None:
+    # the agent ended long ago (nobody collected the run); its pid now leads someone else's process group
+    stranger = subprocess.Popen(["sh", "-c", "sleep 300 & wait"], start_new_session=True, cwd="/")
+    try:
+        (run_dir / "agent.pid").write_text(f"{stranger.pid}\n")
+        (run_dir / "deadline").write_text(f"{uptime() - 5:.0f}\n")
+        pid = start_local(run_dir, 0.5, mode)
+        assert wait_for(lambda: not run_dir.exists(), 6)
+        assert wait_for(lambda: not running(pid), 2)
+        assert stranger.poll() is None and len(group_members(stranger.pid)) == 2
+    finally:
+        if stranger.poll() is None:
+            os.killpg(stranger.pid, signal.SIGKILL)
+        stranger.wait()
 
 
 def test_deadline_moved_forward_keeps_it_running(run_dir: Path) -> None:

@@ -224,3 +224,39 @@ def test_local_host_needs_no_ssh(tmp_path: Path) -> None:
     pytest.importorskip("remote.local_transport")
     with connect(LOCAL_HOST, known_hosts=known_hosts_for(tmp_path)) as transport:
         assert transport.run(["echo", "local"], timeout=20).text() == "local\n"
+
+
+def test_an_address_family_the_system_lacks_is_skipped(
+    ssh_host: SshTestHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kernel without IPv6 cannot even make an AF_INET6 socket; a name with both an IPv6 and an
+    IPv4 address must still connect over IPv4, as ssh does (it tries the next address)."""
+    import errno
+    import socket
+
+    from remote import tcp
+
+    real_resolve, real_socket = tcp.resolve_address, socket.socket
+
+    def both_families(name: str, port: int, timeout: float) -> list[tuple]:
+        v6 = (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0))
+        return [v6, *real_resolve(name, port, timeout)]
+
+    def no_ipv6(family: int = socket.AF_INET, *args, **kwargs):
+        if family == socket.AF_INET6:
+            raise OSError(errno.EAFNOSUPPORT, "Address family not supported by protocol")
+        return real_socket(family, *args, **kwargs)
+
+    class SocketModule:  # the socket module as remote.tcp sees it, on a system without IPv6
+        socket = staticmethod(no_ipv6)
+
+        def __getattr__(self, name: str):
+            return getattr(socket, name)
+
+    monkeypatch.setattr(tcp, "resolve_address", both_families)
+    monkeypatch.setattr(tcp, "socket", SocketModule())
+    transport = connect(ssh_host.spec(), known_hosts=known_hosts_for(tmp_path, ssh_host), timeout=15)
+    try:
+        assert transport.run("echo ok", timeout=20).text().strip() == "ok"
+    finally:
+        transport.close()

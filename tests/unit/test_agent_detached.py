@@ -70,7 +70,9 @@ def test_cancel_stops_the_test(tmp_path: Path, how: str) -> None:
 def test_past_the_deadline_it_removes_the_run_dir(tmp_path: Path) -> None:
     run_dir = tmp_path / "benchbay-run"
     run_dir.mkdir()
-    sampler = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    (run_dir / "sampler.sh").write_text("sleep 60 & wait\n")   # a stand-in: the agent checks it runs RUN/sampler.sh
+    sampler = subprocess.Popen(["sh", str(run_dir / "sampler.sh"), str(run_dir), "0.5", "auto"],
+                               start_new_session=True)
     (run_dir / "sampler.pid").write_text(f"{sampler.pid}\n")
     proc = _start(run_dir, {"test": "idle", "params": {"phases": [["w", "Wait", 60]]}}, deadline_in=1)
     assert proc.wait(15) == 3

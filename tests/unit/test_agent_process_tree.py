@@ -99,3 +99,52 @@ def test_the_agent_can_become_a_subreaper_in_a_child() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=str(Path(__file__).resolve().parents[2]))
     assert out.stdout.strip() == ("True" if sys.platform.startswith("linux") else "False")
+
+
+ORPHAN_EXIT = """
+import sys
+from remote.agent.run_main import Watchdog
+
+class Ctx:
+    def cleanup(self):
+        return []
+
+Watchdog(Ctx(), sys.argv[1]).orphan_exit()
+"""
+
+
+def _orphan_exit(run_dir: Path) -> int:
+    return subprocess.run([sys.executable, "-c", ORPHAN_EXIT, str(run_dir)], cwd=str(Path(__file__).parents[2]),
+                          timeout=30).returncode
+
+
+def test_an_orphaned_agent_stops_its_sampler(tmp_path: Path) -> None:
+    run_dir = tmp_path / "benchbay-run"
+    run_dir.mkdir()
+    (run_dir / "sampler.sh").write_text("sleep 300 & wait\n")
+    sampler = subprocess.Popen(["sh", f"{tmp_path}//benchbay-run/sampler.sh", str(run_dir), "0.5", "auto"],
+                               start_new_session=True, cwd="/")
+    try:
+        (run_dir / "sampler.pid").write_text(f"{sampler.pid}\n")
+        assert _orphan_exit(run_dir) == 3 and not run_dir.exists()
+        assert sampler.wait(timeout=5) == -15
+    finally:
+        if sampler.poll() is None:
+            os.killpg(sampler.pid, 9)
+        sampler.wait()
+
+
+def test_an_orphaned_agent_spares_a_process_that_took_the_samplers_pid(tmp_path: Path) -> None:
+    # the sampler stopped by itself (a full disk): its pid now leads someone else's process group
+    run_dir = tmp_path / "benchbay-run"
+    run_dir.mkdir()
+    stranger = subprocess.Popen(["sh", "-c", "sleep 300 & wait"], start_new_session=True, cwd="/")
+    try:
+        (run_dir / "sampler.pid").write_text(f"{stranger.pid}\n")
+        assert _orphan_exit(run_dir) == 3 and not run_dir.exists()
+        time.sleep(0.3)
+        assert stranger.poll() is None
+    finally:
+        if stranger.poll() is None:
+            os.killpg(stranger.pid, 9)
+        stranger.wait()

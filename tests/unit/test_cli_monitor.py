@@ -107,3 +107,23 @@ def test_ctrl_c_stops_a_monitor_cleanly(cli_env) -> None:
     while os.path.exists(run_dir) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not os.path.exists(run_dir)
+
+
+def test_a_disk_plugged_in_during_a_monitor_gets_a_column(capsys) -> None:
+    from app.cli.monitor import _TextPrinter
+    from remote.telemetry.sample import TelemetrySample
+
+    def tick(t: float, disks: dict) -> TelemetrySample:
+        return TelemetrySample(t=t, interval=1.0, cpu={"user": 1.0}, load=(0.5, 0.4, 0.3), tasks={},
+                               disks=disks, mem={}, psi={})
+
+    stats = {"r/s": 10.0, "w/s": 0.0, "util": 5.0}
+    printer = _TextPrinter([], 1.0)
+    printer.sample("h", tick(1.0, {"vda": stats}))
+    printer.sample("h", tick(2.0, {"vda": stats, "sdb": dict(stats, **{"r/s": 7.0})}))
+    printer.sample("h", tick(3.0, {"sdb": stats}))            # vda gone: its cells say so
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "# h"
+    assert [line.split().count("DEV") for line in lines if line.startswith("TIME")] == [1, 2]
+    assert "sdb" in lines[4] and "7.0" in lines[4]             # shown from the tick it appeared in
+    assert lines[5].split()[6:9] == ["vda", "-", "-"]           # gone: its figures are missing

@@ -151,3 +151,42 @@ def test_known_hosts_trusts_a_certified_key(tmp_path: Path, keys: dict[str, Path
     user.write_text(f"@revoked * {pub_text(keys['ca'])}\n@cert-authority * {pub_text(keys['ca'])}\n")
     with pytest.raises(HostKeyChanged, match="the CA that signed its certificate is marked @revoked"):
         known.verify("[10.0.0.5]:2222", key, "db")
+
+
+def _with_critical_options(raw: bytes, ca: Path) -> bytes:
+    """An ed25519 host certificate re-signed by `ca` with a critical option added (ssh-keygen
+    writes none into host certificates)."""
+    message = paramiko.Message(raw)
+    body = paramiko.Message()
+    body.add_string(message.get_text())              # type
+    body.add_string(message.get_binary())            # nonce
+    body.add_string(message.get_binary())            # ed25519 public key
+    body.add_int64(message.get_int64())              # serial
+    body.add_int(message.get_int())                  # host
+    body.add_string(message.get_binary())            # key id
+    body.add_string(message.get_binary())            # principals
+    body.add_int64(message.get_int64())              # valid after
+    body.add_int64(message.get_int64())              # valid before
+    message.get_binary()
+    option = paramiko.Message()
+    option.add_string("force-command")
+    inner = paramiko.Message()
+    inner.add_string("/bin/true")
+    option.add_string(inner.asbytes())
+    body.add_string(option.asbytes())                # critical options
+    body.add_string(message.get_binary())            # extensions
+    body.add_string(message.get_binary())            # reserved
+    body.add_string(message.get_binary())            # CA key
+    signed = body.asbytes()
+    signature = paramiko.Ed25519Key.from_private_key_file(str(ca)).sign_ssh_data(signed)
+    body.add_string(signature.asbytes())
+    return body.asbytes()
+
+
+def test_certificate_with_critical_options_is_refused(tmp_path: Path, keys: dict[str, Path]) -> None:
+    # ssh (sshkey_cert_check_host): "Certificate contains unsupported critical options".
+    raw = _with_critical_options(certify(tmp_path, keys["ca"], keys["host"], "-h", "-n", "db1"), keys["ca"])
+    cert = parse(raw)
+    with pytest.raises(CertificateError, match="critical option"):
+        check(cert, blob(keys["ca"]), "db1")
+

@@ -110,3 +110,27 @@ def test_parse_jump() -> None:
     assert parse_jump("ssh://ops@[2001:db8::1]:22") == HostSpec(name="2001:db8::1", user="ops", port=22)
     with pytest.raises(ConnectError):
         parse_jump("bastion:http")
+
+
+def test_proxycommand_is_refused_not_bypassed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ssh db1` would go through the ProxyCommand; connecting straight to HostName instead may reach
+    another machine (or none). Benchbay cannot run a ProxyCommand, so it says so in one line."""
+    from remote import connect as connect_module
+    from remote.hostkeys import KnownHosts
+
+    path = tmp_path / "config"
+    path.write_text("Host db1\n  HostName 10.9.9.9\n  ProxyCommand ssh -W %h:%p bastion\n"
+                    "Host plain\n  HostName 10.9.9.8\n  ProxyCommand none\n")
+    dialled: list[tuple[str, int]] = []
+
+    def fake_open_tcp(address: str, port: int, timeout: float) -> None:
+        dialled.append((address, port))
+        raise ConnectError(f"cannot reach {address}:{port}")
+
+    monkeypatch.setattr(connect_module, "open_tcp", fake_open_tcp)
+    known = KnownHosts(tmp_path / "own", user_path=None)
+    with pytest.raises(ConnectError, match="ProxyCommand") as raised:
+        connect_module.connect(HostSpec(name="db1"), known_hosts=known, ssh_config=SSHConfigFile(path), timeout=2)
+    assert dialled == [] and "\n" not in str(raised.value)
+    with pytest.raises(ConnectError, match="cannot reach 10.9.9.8:22"):  # ProxyCommand none: a direct connection
+        connect_module.connect(HostSpec(name="plain"), known_hosts=known, ssh_config=SSHConfigFile(path), timeout=2)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from remote.errors import ConnectError
+from remote.hostspec import HostSpec
 from remote.sshconfig import SSHConfigFile
 
 SSH = shutil.which("ssh")
@@ -280,3 +281,39 @@ def test_case_3_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert ssh_config.lookup("db1")["hostname"] == "192.0.2.60"
     lab = ssh_config.lookup("lab")
     assert (lab["hostname"], lab["port"]) == ("192.0.2.55", "2301")
+
+
+def test_match_user_sees_the_login_user_as_ssh_l_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ssh -l USER NAME` sets the user before the config is read, so `Match user` tests it: a host
+    with a user of its own must go where `ssh -G -l USER NAME` says, not where `ssh -G NAME` does."""
+    home = tmp_path / "home"
+    config = _write_case(home, {
+        "CONFIG": "Match user admin\n  HostName admin-door.example\n  Port 2222\n"
+                  "Host db1\n  HostName db1.example\n  User dba\n",
+    })
+    for key, value in _ssh_env(home).items():
+        monkeypatch.setenv(key, value)
+    done = subprocess.run([SSH, "-G", "-F", str(config), "-l", "admin", "db1"], capture_output=True, text=True,
+                          env=_ssh_env(home), stdin=subprocess.DEVNULL, timeout=20, check=True)
+    theirs = dict(line.partition(" ")[::2] for line in done.stdout.splitlines())
+    resolved = SSHConfigFile(config).resolve(HostSpec(name="db1", user="admin"))
+    assert (resolved.address, resolved.port, resolved.user) == (
+        theirs["hostname"], int(theirs["port"]), theirs["user"])
+
+
+@pytest.mark.parametrize(("name", "user"), [("db1;touch PWNED", ""), ("db1", "u;touch PWNED"), ("$(touch PWNED)", "")])
+def test_shell_metacharacters_in_names_are_refused_as_ssh_does(
+    name: str, user: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`Match exec` runs a shell command with %h/%n/%r in it: ssh (CVE-2023-51385) refuses a host or
+    user name with shell metacharacters before reading the config; so must Benchbay."""
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "ssh_config"
+    config.write_text('Match exec "true %n %h %r"\n  Port 2222\n')
+    command = [SSH, "-G", "-F", str(config), *(["-l", user] if user else []), name]
+    refused = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=20)
+    assert refused.returncode != 0 and "invalid characters" in refused.stderr
+    with pytest.raises(ConnectError, match="invalid characters") as raised:
+        SSHConfigFile(config).resolve(HostSpec(name=name, user=user))
+    assert "\n" not in str(raised.value)
+    assert not (tmp_path / "PWNED").exists()
