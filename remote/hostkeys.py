@@ -89,16 +89,25 @@ def _certificate_blob(key: paramiko.PKey) -> bytes | None:
     return None
 
 
-class KnownHosts:
-    """Trusted host keys: Benchbay's own file (read-write) plus the user's known_hosts (read-only)."""
+# ssh's GlobalKnownHostsFile: what the host's admin trusts (and revokes) for every user of this computer
+SYSTEM_KNOWN_HOSTS = (Path("/etc/ssh/ssh_known_hosts"), Path("/etc/ssh/ssh_known_hosts2"))
 
-    def __init__(self, own_path: Path, user_path: Path | None = Path("~/.ssh/known_hosts")):
+
+class KnownHosts:
+    """Trusted host keys: Benchbay's own file (read-write) plus the user's and the system's (read-only)."""
+
+    def __init__(self, own_path: Path, user_path: Path | None = Path("~/.ssh/known_hosts"),
+                 system_paths: Sequence[Path] = SYSTEM_KNOWN_HOSTS):
         self.own_path = Path(own_path).expanduser()
         self.user_path = Path(user_path).expanduser() if user_path is not None else None
+        self.system_paths = tuple(Path(path) for path in system_paths)
 
     def _entries(self) -> list[KnownHostLine]:
         # Read on every call: files are small and another window or `ssh` may have changed them.
-        return _read_entries(self.own_path) + _read_entries(self.user_path)
+        entries = _read_entries(self.own_path) + _read_entries(self.user_path)
+        for path in self.system_paths:   # ssh reads them too: a key revoked there is revoked for us
+            entries += _read_entries(path)
+        return entries
 
     def trusted_keys(self, host_id: str) -> list[paramiko.PKey]:
         """Every key listed for host_id in either file (not @revoked or @cert-authority ones)."""

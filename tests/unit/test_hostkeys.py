@@ -202,3 +202,17 @@ def test_preferred_key_types_follow_trust(known: KnownHosts) -> None:
     finally:
         left.close()
         right.close()
+
+
+def test_the_systems_known_hosts_trusts_and_revokes_as_for_ssh(tmp_path: Path) -> None:
+    # ssh's GlobalKnownHostsFile: the admin of this computer can vouch for a key, or revoke one, for all
+    trusted, revoked = ed25519_key(), ed25519_key()
+    system = tmp_path / "ssh_known_hosts"
+    system.write_text(line(HOST, trusted) + "@revoked * " + f"{revoked.get_name()} {revoked.get_base64()}\n")
+    known = KnownHosts(tmp_path / "own", user_path=tmp_path / "user", system_paths=[system, tmp_path / "missing"])
+    assert known.check(HOST, trusted)[0] == TRUSTED
+    known.add(HOST, revoked)        # trusting it in Benchbay's own file does not lift the admin's revocation
+    assert known.check(HOST, revoked)[0] == CHANGED
+    with pytest.raises(HostKeyChanged, match="revoked"):
+        known.verify(HOST, revoked, "db1")
+    assert KnownHosts(tmp_path / "own2", user_path=None, system_paths=[]).check(HOST, trusted)[0] == UNKNOWN
