@@ -6,13 +6,13 @@ Results are ResultSample objects or dicts with test, metric, value, unit, metada
 """
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalogue.caveats import RunEvidence
+from widgets.format import number as format_number
 
 MISSING = "-"       # no value, in the command line's tables
 NO_VALUE = "—"      # no value, in the window
@@ -56,16 +56,8 @@ def result_parts(result: Any) -> tuple[str, str, float, str, dict]:
 
 
 def number(value: float | None, decimals: int | None = None, missing: str = MISSING) -> str:
-    """Thousands separated; by default three significant figures or so: 12,345 / 512 / 48.2 / 1.27 / 0.083.
-
-    decimals: a fixed number of decimals instead; missing: the text for None (and NaN).
-    """
-    if value is None or math.isnan(value):
-        return missing
-    if decimals is None:
-        size = abs(value)
-        decimals = 0 if size >= 100 else 1 if size >= 10 else 2 if size >= 1 else 3
-    return f"{value:,.{decimals}f}"
+    """widgets.format.number with the command line's "-" for a missing value: one formatter for every view."""
+    return format_number(value, decimals, missing)
 
 
 def run_evidence(results: Iterable[Any], facts: Mapping[str, Any] | None = None, status: str | None = None,
