@@ -12,7 +12,7 @@ import shlex
 
 from remote.errors import RemoteCommandError
 from remote.transport import Transport
-from remote.upload_check import check_script, mismatch, parse_check
+from remote.upload_check import verify_upload
 
 _MISSING = 44   # exit status of the scripts below for "no such file or directory"
 
@@ -31,11 +31,7 @@ def put_over_exec(transport: Transport, data: bytes, remote_path: str, mode: int
     if not result.ok:
         raise RemoteCommandError(f"{transport.name}: cannot write {remote_path}: "
                                  f"{result.error_text() or f'exit {result.exit_status}'}")
-    problem = mismatch(data, parse_check(transport.run(check_script(remote_path), timeout=60).text()),
-                       transport.name, remote_path)
-    if problem:
-        transport.run(f"rm -f {path}", timeout=30)   # nothing must run a damaged file
-        raise RemoteCommandError(problem)
+    verify_upload(transport, data, remote_path)
 
 
 def get_over_exec(transport: Transport, remote_path: str, offset: int, limit: int | None, missing: type) -> bytes:

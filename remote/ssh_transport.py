@@ -17,7 +17,7 @@ from remote.errors import CommandTimeout, ConnectError, RemoteCommandError, Remo
 from remote.exec_files import get_over_exec, put_over_exec
 from remote.login_shell import MarkerFilter, did_not_run_message, new_marker, wrap_command
 from remote.transport import CommandResult, Transport, to_shell
-from remote.upload_check import check_script, free_space_text, mismatch, parse_check
+from remote.upload_check import free_space_text, verify_upload
 
 log = logging.getLogger(__name__)
 
@@ -209,11 +209,7 @@ class SSHTransport(Transport):
                 raise failure from None
             # ENOSPC reaches SFTP clients as a bare "Failure": say how much room there was
             raise RemoteCommandError(self._upload_failed(remote_path, _reason(exc))) from None
-        problem = mismatch(data, parse_check(self.run(check_script(remote_path), timeout=60).text()),
-                           self.name, remote_path)
-        if problem:
-            self._upload_failed(remote_path, "")
-            raise RemoteCommandError(problem)
+        verify_upload(self, data, remote_path)
 
     def _upload_failed(self, remote_path: str, reason: str) -> str:
         """Remove what arrived (nothing must run it) and describe the failure with the free space left."""

@@ -12,7 +12,9 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from remote.errors import RemoteCommandError
 from remote.run_dir import bytes_text, parse_df
+from remote.transport import Transport
 
 # sha256sum (GNU, busybox), shasum (BSD, macOS), python3, else POSIX cksum: whichever the host has
 _HASH = (
@@ -63,6 +65,16 @@ def mismatch(data: bytes, uploaded: Uploaded, host: str, remote_path: str) -> st
     if expected is not None and expected != uploaded.digest:
         return f"upload of {where} arrived damaged ({uploaded.method} differs); try again"
     return ""
+
+
+def verify_upload(transport: Transport, data: bytes, remote_path: str) -> None:
+    """Read the uploaded file back on the host; a short or damaged one is removed (nothing must run it)
+    and named in one RemoteCommandError."""
+    problem = mismatch(data, parse_check(transport.run(check_script(remote_path), timeout=60).text()),
+                       transport.name, remote_path)
+    if problem:
+        transport.run(f"rm -f -- {shlex.quote(remote_path)}", timeout=30)
+        raise RemoteCommandError(problem)
 
 
 def free_space_text(df_output: str, directory: str) -> str:

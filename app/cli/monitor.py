@@ -105,6 +105,17 @@ def run_workers(jobs: list[Callable[[], Any]], on_interrupt: Callable[[int], Non
     return results
 
 
+def cancel_on_interrupt(control: RunControl, cleans_up: str) -> Callable[[int], None]:
+    """run_workers' on_interrupt for a test: the first Ctrl-C cancels (the hosts clean up), the second leaves."""
+    def interrupted(count: int) -> None:
+        if count > 1:
+            raise KeyboardInterrupt
+        print(f"benchbay: cancelling ({cleans_up}; Ctrl-C again to leave now)", file=sys.stderr, flush=True)
+        control.cancel()
+
+    return interrupted
+
+
 def _monitor(bench: Workbench, args: argparse.Namespace) -> int:
     check_interval(args.interval)
     if args.seconds is not None and not 0 < args.seconds < math.inf:   # also refuses nan and 1e400 (inf)

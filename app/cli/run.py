@@ -19,6 +19,7 @@ from app.cli.exits import Exit
 from app.cli.monitor import (
     add_interval_option,
     ask_password,
+    cancel_on_interrupt,
     check_interval,
     collect_lost_runs,
     run_workers,
@@ -131,12 +132,7 @@ def _run(bench: Workbench, args: argparse.Namespace) -> int:
     control = RunControl()
     progress = _Progress()
 
-    def interrupted(count: int) -> None:
-        if count == 1:
-            print("benchbay: cancelling (the hosts clean up; Ctrl-C again to leave now)", file=sys.stderr, flush=True)
-            control.cancel()
-        else:
-            raise KeyboardInterrupt
+    interrupted = cancel_on_interrupt(control, "the hosts clean up")
 
     def job(request: RunRequest):
         return lambda: bench.run(request, control, None, progress.event, passwords[request.host])

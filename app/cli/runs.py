@@ -122,19 +122,14 @@ def _tag(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def _attach(bench: Workbench, args: argparse.Namespace) -> int:
-    from app.cli.monitor import ask_password, run_workers
+    from app.cli.monitor import ask_password, cancel_on_interrupt, run_workers
     from app.engine.orchestrator import RunControl
 
     detail = bench.run_detail(args.run_id)
     password = ask_password(bench, detail.run.host_name)
     control = RunControl()
 
-    def interrupted(count: int) -> None:
-        if count == 1:
-            print("benchbay: cancelling (the host cleans up; Ctrl-C again to leave now)", file=sys.stderr, flush=True)
-            control.cancel()
-        else:
-            raise KeyboardInterrupt
+    interrupted = cancel_on_interrupt(control, "the host cleans up")
 
     print(f"benchbay: re-attaching to run {args.run_id} on {detail.run.host_name} ...", file=sys.stderr, flush=True)
     [outcome] = run_workers([lambda: bench.attach(args.run_id, follow=True, force=args.force,
