@@ -10,7 +10,7 @@ if command -v debconf-set-selections >/dev/null 2>&1; then
     printf '%s\n' "postfix postfix/main_mailer_type select Local only" \
         "postfix postfix/mailname string localhost" | $SUDO debconf-set-selections
 fi
-apt_install postfix python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client \
+apt_install postfix python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client sshfs \
     fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps fish tcsh zsh dash sudo \
     "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"

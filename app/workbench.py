@@ -309,6 +309,10 @@ class Workbench:
     def set_run_notes(self, run_id: int, text: str) -> None:
         self.store.runs.set_notes(run_id, text)
 
+    def delete_run(self, run_id: int) -> bool:
+        """Delete a stored run with its facts, results, series and events; False when there was none."""
+        return self.store.runs.delete(run_id)
+
     def set_run_tags(self, run_id: int, tags: Iterable[str]) -> tuple[str, ...]:
         """Replace the run's tags; returns them as stored."""
         return self.store.runs.set_tags(run_id, tags)

@@ -15,7 +15,8 @@ ONE subprocess, timed by `/usr/bin/time -v` (resource.getrusage of children with
 with phases totalling --seconds (10 % warm-up). Prints how many hosts finished done / failed (each
 failure's reason from `benchbay runs list --json`, or from the run's own output when no run was stored),
 the wall time of the whole command against the seconds measured (ratio), the workbench's CPU seconds
-(user + sys, also as a share of one core over the wall time) and its peak resident memory. Every sshd is
+(user + sys, also as a share of one core over the wall time), its peak resident memory, how spread
+out the hosts started and finished, and the machine's load average before and after. Every sshd is
 stopped and the temporary directory removed at the end, also on failure or Ctrl-C (--keep leaves the
 directory, with the run's stderr in run.stderr, for a look).
 """
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +110,24 @@ def _parse_time_v(path: Path) -> dict[str, float]:
         if label in keys:
             figures[keys[label]] = float(value)
     return figures
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def _timeline(runs) -> str:
+    """How spread out the hosts started (stored as running) and finished, from the stored runs."""
+    def when(text: str | None) -> float | None:
+        return datetime.fromisoformat(text).timestamp() if text else None
+
+    starts = [t for t in (when(run.get("started_at")) for run in runs) if t is not None]
+    ends = [t for t in (when(run.get("finished_at")) for run in runs) if t is not None]
+    if not starts or not ends:
+        return ""
+    longest = max(e - s for s, e in zip(starts, ends, strict=False))
+    return (f"hosts started within {max(starts) - min(starts):.1f} s of each other and finished within "
+            f"{max(ends) - min(ends):.1f} s; the longest run took {longest:.1f} s")
 
 
 def _stop_run(proc: subprocess.Popen) -> None:
@@ -203,6 +223,7 @@ def main() -> int:
         time_file = root / "time.txt"
         if timed:
             command = [TIME, "-v", "-o", str(time_file), *command]
+        load_before = _load()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         limit = 5 * args.seconds + 300
         with open(root / "run.stdout", "wb") as out, open(root / "run.stderr", "wb") as err:
@@ -248,6 +269,7 @@ def main() -> int:
                 failures.append((name, status, reason))
 
         cpu = user_s + sys_s
+        print(f"machine load (1/5/15 min) before the run: {load_before}, after: {_load()}")
         print(f"exit code: {code}")
         print("hosts: " + ", ".join(f"{len(hosts)} {status}" for status, hosts in sorted(statuses.items()))
               + f" (of {args.hosts})")
@@ -256,6 +278,9 @@ def main() -> int:
         print(f"workbench CPU ({how}): user {user_s:.1f} s + sys {sys_s:.1f} s = {cpu:.1f} s = "
               f"{100 * cpu / wall:.0f} % of one core over the wall time, {cpu / args.hosts:.2f} s per host")
         print(f"workbench peak RSS: {peak_mb:.0f} MB ({peak_mb / args.hosts:.1f} MB per host)")
+        timeline = _timeline(runs.values())
+        if timeline:
+            print(timeline)
         for name, status, reason in failures:
             print(f"  {name}: {status}: {reason}")
         if not runs and not reported:

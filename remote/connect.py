@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import paramiko
 
+from remote.command_timeouts import scaled_connect_timeout
 from remote.errors import (
     AuthError,
     ConnectError,
@@ -84,7 +85,10 @@ def connect(
 
     `ssh_config=None` means no ssh config at all (pass SSHConfigFile() for ~/.ssh/config).
     `password` is used for the target only; jump hosts need keys or ssh-agent.
+    While this process drives many runs, `timeout` is stretched (remote.command_timeouts): the
+    handshake then waits for our own CPU, not for the host.
     """
+    timeout = scaled_connect_timeout(timeout)
     if spec.is_local:
         from remote.local_transport import LocalTransport  # not needed for SSH hosts
 

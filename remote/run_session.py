@@ -20,7 +20,7 @@ from remote.agent import benches
 from remote.agent.run_secrets import SECRETS_FIFO
 from remote.agent_package import build_agent
 from remote.agent_run import AGENT_FILE, find_python
-from remote.command_timeouts import FLOOR, BusyRuns, ResponseTimes, scaled_timeout
+from remote.command_timeouts import BUSY, FLOOR, ResponseTimes, crowd, poll_period, scaled_timeout
 from remote.errors import RemoteCommandError, RemoteError
 from remote.run_ending import RunEnding
 from remote.run_kill import kill_run_script
@@ -36,10 +36,11 @@ log = logging.getLogger(__name__)
 MONITOR = "monitor"                 # telemetry only: no agent, no python on the host
 DEFAULT_MARGIN = 300.0              # seconds a run outlives its expected duration without a workbench
 KEEPALIVE_EVERY = 10.0              # seconds between deadline renewals (less with a short margin)
+KEEPALIVE_CEILING = 60.0            # ... and at most, however many runs this workbench drives
 REMOTE_TIMEOUT = FLOOR              # the least a small command gets; RunSession.command_timeout scales it
-PROBE_ROUND_TRIPS = 2               # small commands timed before the start (remote.command_timeouts)
+PROBE_ROUND_TRIPS = 1               # small commands timed before the start (remote.command_timeouts); each
+                                    # later command and read is timed too, so one is enough to begin with
 SMALL_READ = 64 * 1024              # a read up to this size times a round trip, not a transfer
-_BUSY = BusyRuns()                  # the runs this process drives: our own load slows every command
 TICK_BYTES = 8 * 1024               # bytes one telemetry tick takes in samples.raw, generously (3-6 KB seen)
 
 class Control(Protocol):
@@ -59,6 +60,26 @@ class _NoControl:
     def wait(self, timeout: float) -> bool:
         time.sleep(timeout)
         return False
+
+
+def _put_files(transport: Transport, files: list[tuple[bytes, str, int]]) -> None:
+    """The run's uploads, checked on the host in one command where the transport can (SSHTransport.put_files)."""
+    put_files = getattr(transport, "put_files", None)
+    if put_files is not None:
+        put_files(files)
+        return
+    for data, remote_path, mode in files:
+        transport.put_bytes(data, remote_path, mode=mode)
+
+
+class _Tailing:
+    """The transport as a Tail reads it: through tail_bytes (files kept open) where the transport has it."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._read = getattr(transport, "tail_bytes", None) or transport.get_bytes
+
+    def get_bytes(self, remote_path: str, offset: int = 0, limit: int | None = None) -> bytes:
+        return self._read(remote_path, offset, limit)
 
 
 class RunSession(RunEnding):
@@ -102,22 +123,38 @@ class RunSession(RunEnding):
         self.done: dict[str, Any] | None = None
         self.failure = ""                          # why the run failed on the workbench's side
         self.deadline = 0.0
-        self.poll_period = min(0.5, max(0.1, self.interval / 4))
-        self.keepalive_every = min(KEEPALIVE_EVERY, max(1.0, self.margin / 3))
+        self._poll_period: float | None = None    # None: as remote.command_timeouts.poll_period says
+        self._keepalive_every = min(KEEPALIVE_EVERY, max(1.0, self.margin / 3))
         self._done_at = self._last_data = self._last_sample = self._last_keepalive = self._last_check = 0.0
         self._sampler_warned = False
         self._removed = False
         self.response_times = ResponseTimes()
-        _BUSY.add(self)
+        BUSY.add(self)
 
     # -- how long a small command may take (remote.command_timeouts) -------------------------------
 
     @property
     def command_timeout(self) -> float:
         """The limit of one small command now; the stall guard waits a little longer than that."""
-        timeout = scaled_timeout(self.response_times.slowest, len(_BUSY))
+        timeout = scaled_timeout(self.response_times.slowest, len(BUSY))
         self.link.stall_limit = max(STALL_LIMIT, timeout + 10.0)
         return timeout
+
+    @property
+    def keepalive_every(self) -> float:
+        """Seconds between deadline renewals: stretched with many runs (each renewal is a command), but
+        always at least three renewals within the margin, so one missed renewal never ends the run."""
+        crowded = self._keepalive_every * crowd(len(BUSY))
+        return min(max(self._keepalive_every, min(crowded, KEEPALIVE_CEILING)), max(1.0, self.margin / 3))
+
+    @property
+    def poll_period(self) -> float:
+        """Seconds between two polls: longer while this workbench drives many runs (its own CPU is the limit)."""
+        return self._poll_period if self._poll_period is not None else poll_period(self.interval)
+
+    @poll_period.setter
+    def poll_period(self, seconds: float) -> None:
+        self._poll_period = seconds
 
     def probe(self, count: int = PROBE_ROUND_TRIPS) -> float | None:
         """Time a few empty commands on the fresh connection; the slowest round trip (s)."""
@@ -144,15 +181,16 @@ class RunSession(RunEnding):
                                       self._computer or TelemetryComputer())
         secrets: dict[str, str] = {}
         try:
-            self.transport.put_bytes(sampler_script(), f"{run_dir}/{SAMPLER_FILE}", mode=0o700)
+            uploads = [(sampler_script(), f"{run_dir}/{SAMPLER_FILE}", 0o700)]
             if python:
-                self.transport.put_bytes(agent, f"{run_dir}/{AGENT_FILE}", mode=0o600)
+                uploads.append((agent, f"{run_dir}/{AGENT_FILE}", 0o600))
                 secrets = {k: v for k, v in self.params.items() if k in benches.SECRET_PARAMS and v}
                 spec = {"test": self.test, "params": {k: v for k, v in self.params.items() if k not in secrets},
                         "run_id": self.run_id}
                 if secrets:   # never in a file: written into a fifo the agent reads once (run_secrets)
                     spec["secrets"] = SECRETS_FIFO
-                self.transport.put_bytes(json.dumps(spec).encode(), f"{run_dir}/spec.json", mode=0o600)
+                uploads.append((json.dumps(spec).encode(), f"{run_dir}/spec.json", 0o600))
+            _put_files(self.transport, uploads)
             script = start_script(run_dir, self._deadline_command(0.0, (self.expected or 0.0) + self.margin),
                                   start_command(run_dir, self.interval), python, bool(secrets),
                                   kill_run_script(run_dir) if python else "")
@@ -295,7 +333,7 @@ class RunSession(RunEnding):
 
     def _timed_read(self, tail: EventTail | SampleTail) -> bytes:
         started = time.monotonic()
-        data = tail.read(self.transport)
+        data = tail.read(_Tailing(self.transport))
         if len(data) <= SMALL_READ:
             self.response_times.record(time.monotonic() - started)
         return data
@@ -360,4 +398,4 @@ class RunSession(RunEnding):
     def close(self) -> None:
         """Stop the stall guard; the transport stays open (the caller closes it)."""
         self.link.stop_guard()
-        _BUSY.discard(self)
+        BUSY.discard(self)

@@ -110,6 +110,12 @@ class Host(Base):
     keyring: Mapped[bool] = mapped_column(Boolean, default=False)
     test_dir: Mapped[str] = mapped_column(Text, default="")
     run_dir: Mapped[str] = mapped_column(Text, default="")     # 0005
+    # an optional price (records.HostPrice); NULL amount: none set (0008)
+    price_amount: Mapped[float | None] = mapped_column(Double, nullable=True)
+    price_currency: Mapped[str] = mapped_column(String(10), default="")
+    price_period: Mapped[str] = mapped_column(String(20), default="")
+    price_date: Mapped[str] = mapped_column(String(10), default="")
+    price_source: Mapped[str] = mapped_column(Text, default="")
     notes: Mapped[str] = mapped_column(Text, default="")
     tags: Mapped[list[str]] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -138,6 +144,9 @@ class Run(Base):
     # (records.RunOwner), so a later workbench can re-attach after a crash (0004).
     remote_state: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     owner: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    # the runs repeating one test on one host share a group (records.RunRecord.repeat_group), 1-based index (0008)
+    repeat_group: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    repeat_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     # passive_deletes: the database's ON DELETE CASCADE removes the children, no ORM load first.
     facts: Mapped[list[FactsSnapshot]] = relationship(
@@ -177,6 +186,8 @@ class Result(Base):
     unit: Mapped[str] = mapped_column(String(50), default="")
     # "metadata" is reserved on declarative classes, hence the attribute name.
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    # how much the figure varied (storage.spread's JSON form of records.Spread); NULL: not measured (0007)
+    spread: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
 
     run: Mapped[Run] = relationship(back_populates="results")
 

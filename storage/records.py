@@ -33,6 +33,22 @@ FINAL_STATUSES = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED, RunStat
 RESERVED_HOST_NAME = "local"
 
 
+PRICE_MONTHLY = "month"   # a rent: per month
+PRICE_ONCE = "once"       # a purchase: once
+PRICE_PERIODS = (PRICE_MONTHLY, PRICE_ONCE)
+
+
+@dataclass(frozen=True)
+class HostPrice:
+    """What a host costs, as the user found it: a comparison shows figures per price unit with it."""
+
+    amount: float                 # > 0
+    currency: str                 # "EUR", "USD" ... as the user writes it, at most 10 characters
+    period: str = PRICE_MONTHLY   # one of PRICE_PERIODS
+    date: str = ""                # when the price was seen, ISO "YYYY-MM-DD"; "" = not said
+    source: str = ""              # where it was seen: "Hetzner price list", a URL ...
+
+
 @dataclass(frozen=True)
 class HostRecord:
     """A host of the inventory as stored; the workbench turns it into what a connection needs."""
@@ -49,6 +65,8 @@ class HostRecord:
     run_dir: str = ""
     notes: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # last, with a default: read from the store; add() stores it, update() keeps the stored one (set_price changes it)
+    price: HostPrice | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,8 @@ class RunRecord:
     tags: tuple[str, ...]
     notes: str
     uid: str = ""   # 32 hex digits, the same in every store the run is exported to; last so old call sites work
+    repeat_group: str = ""            # the runs repeating one test on one host share it; "" = not repeated
+    repeat_index: int | None = None   # 1, 2 ... within the group
 
 
 @dataclass(frozen=True)
@@ -105,6 +125,43 @@ class AttachableRun:
     owner: RunOwner | None
 
 
+SPREAD_WITHIN_RUN = "within run"      # per-interval rates over one run's measured window
+SPREAD_ACROSS_RUNS = "across runs"    # one figure per repeat of the same test on the same host
+SPREAD_KINDS = (SPREAD_WITHIN_RUN, SPREAD_ACROSS_RUNS)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How much a figure varied: statistics of its samples, in the figure's own unit.
+
+    Within a run the samples are per-interval rates (`interval_s` long each); across runs they
+    are the figures of the repeats (`interval_s` is 0).
+    """
+
+    n: int                 # how many samples (intervals or repeats)
+    mean: float
+    sd: float              # sample standard deviation (n - 1); 0 when n < 2
+    min: float
+    max: float
+    p5: float
+    p50: float
+    p95: float
+    interval_s: float = 0.0
+    kind: str = SPREAD_WITHIN_RUN
+
+    @property
+    def cv_percent(self) -> float | None:
+        """Coefficient of variation, % of the mean; None when the mean is 0."""
+        return 100.0 * self.sd / abs(self.mean) if self.mean else None
+
+    @property
+    def sem_percent(self) -> float | None:
+        """Relative standard error of the mean, %; None when it cannot be known (n < 2 or mean 0)."""
+        if self.n < 2 or not self.mean:
+            return None
+        return 100.0 * self.sd / (self.n ** 0.5) / abs(self.mean)
+
+
 @dataclass(frozen=True)
 class ResultSample:
     """One measured figure, PerfKit style: (test, metric, value, unit, metadata)."""
@@ -114,6 +171,7 @@ class ResultSample:
     value: float
     unit: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    spread: Spread | None = None   # last, with a default, so old call sites work
 
 
 class SeriesInput(Protocol):

@@ -8,7 +8,6 @@ exactly); non-finite series points and result values, which JSON has no number f
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any, TextIO
@@ -19,20 +18,10 @@ from sqlalchemy.orm import Session
 from storage.db import Store
 from storage.errors import NotFound
 from storage.models import Comparison, FactsSnapshot, Result, Run, RunEvent, Series, unpack_floats
+from storage.run_document_floats import encode_float
 
 DOCUMENT_FORMAT = "benchbay-runs"
 DOCUMENT_VERSION = 1
-
-NON_FINITE_NAMES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-
-
-def encode_float(value: float) -> float | str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
-
 
 def encode_time(stamp: datetime) -> str:
     """ISO 8601 in UTC, microseconds kept."""
@@ -53,7 +42,7 @@ def run_document(session: Session, run: Run) -> dict[str, Any]:
         select(RunEvent.seq, RunEvent.t, RunEvent.type, RunEvent.data).where(RunEvent.run_id == run.id)
         .order_by(RunEvent.id)
     ).all()
-    return {
+    document = {
         "uid": run.uid,
         "host_name": run.host_name,
         "test": run.test,
@@ -68,11 +57,7 @@ def run_document(session: Session, run: Run) -> dict[str, Any]:
         "tags": list(run.tags or ()),
         "notes": run.notes,
         "facts": [{"taken_at": encode_time(taken_at), "data": data} for taken_at, data in facts],
-        "results": [
-            {"test": row.test, "metric": row.metric, "value": encode_float(row.value), "unit": row.unit,
-             "metadata": row.meta or {}}
-            for row in results
-        ],
+        "results": [_result_document(row) for row in results],
         "series": [
             {"name": name, "device": device, "unit": unit,
              "t": [encode_float(x) for x in unpack_floats(t_blob)],
@@ -83,6 +68,19 @@ def run_document(session: Session, run: Run) -> dict[str, Any]:
             {"seq": seq, "t": encode_float(t), "type": type_, **(data or {})} for seq, t, type_, data in events
         ],
     }
+    # only for a repeated run: a run that is not exports exactly as it did before repeats existed
+    if run.repeat_group:
+        document["repeat"] = {"group": run.repeat_group, "index": run.repeat_index}
+    return document
+
+
+def _result_document(row: Result) -> dict[str, Any]:
+    document = {"test": row.test, "metric": row.metric, "value": encode_float(row.value), "unit": row.unit,
+                "metadata": row.meta or {}}
+    # only when there is one: a run stored before spreads existed exports exactly as it did then
+    if row.spread is not None:
+        document["spread"] = row.spread
+    return document
 
 
 def _comparison_document(row: Comparison) -> dict[str, Any]:

@@ -17,9 +17,11 @@ from storage.db import Store
 from storage.errors import StoreError
 from storage.models import Comparison, FactsSnapshot, Result, Run, RunEvent, Series
 from storage.records import RunStatus, SeriesData
+from storage.run_document_floats import NON_FINITE_NAMES
 from storage.run_document_reader import DocumentReader, DocumentSyntaxError
-from storage.run_export import DOCUMENT_FORMAT, DOCUMENT_VERSION, NON_FINITE_NAMES, run_document
+from storage.run_export import DOCUMENT_FORMAT, DOCUMENT_VERSION, run_document
 from storage.runs import clean_tags, event_row, series_row
+from storage.spread import spread_from_json, spread_to_json
 
 UID_PATTERN = re.compile(r"[0-9a-f]{32}")
 _TEXT_FIELDS = ("host_name", "test", "agent_version", "engine", "engine_version", "error", "notes")
@@ -87,6 +89,16 @@ def _number(value: Any, where: str) -> float:
     raise _fail(where, f"expected a number, got {value!r}"[:200])
 
 
+def _spread(value: Any, where: str) -> dict[str, Any] | None:
+    """The spread's JSON as stored (checked, and written again as the store writes it), or None."""
+    if value is None:
+        return None
+    try:
+        return spread_to_json(spread_from_json(value))
+    except ValueError as exc:
+        raise _fail(where, str(exc)) from None
+
+
 def _time(value: Any, where: str) -> datetime:
     if not isinstance(value, str):
         raise _fail(where, f"expected an ISO 8601 time, got {type(value).__name__}")
@@ -105,6 +117,19 @@ def _uid(value: Any, where: str) -> str:
     return value
 
 
+def _repeat(value: Any, where: str) -> tuple[str | None, int | None]:
+    """A repeated run's group and index; (None, None) for a run that is not repeated (no "repeat")."""
+    if value is None:
+        return None, None
+    value = _mapping(value, where)
+    group, index = _get(value, "group", where), _get(value, "index", where)
+    if not isinstance(group, str) or not UID_PATTERN.fullmatch(group):
+        raise _fail(f"{where}.group", f"a repeat group is 32 lowercase hex digits, got {group!r}"[:200])
+    if isinstance(index, bool) or not isinstance(index, int) or not 1 <= index <= MAX_SEQ:
+        raise _fail(f"{where}.index", f"a repeat index is a whole number 1-{MAX_SEQ}, got {index!r}"[:200])
+    return group, index
+
+
 def _parse_run(raw: Any, where: str) -> dict[str, Any]:
     """The run as model fields plus its children, or InvalidRunDocument."""
     raw = _mapping(raw, where)
@@ -121,6 +146,7 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
     if not all(isinstance(tag, str) for tag in tags):
         raise _fail(f"{where}.tags", "expected a list of text")
     run["tags"] = clean_tags(tags)
+    run["repeat_group"], run["repeat_index"] = _repeat(raw.get("repeat"), f"{where}.repeat")
 
     facts = []
     for i, snap in enumerate(_list(_get(raw, "facts", where), f"{where}.facts")):
@@ -137,6 +163,7 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
             "value": _number(_get(sample, "value", at), f"{at}.value"),
             "unit": _text(sample, "unit", at, _limit(Result, "unit")),
             "meta": _mapping(_get(sample, "metadata", at), f"{at}.metadata"),
+            "spread": _spread(sample.get("spread"), f"{at}.spread"),   # absent in older documents
         })
     series = []
     for i, curve in enumerate(_list(_get(raw, "series", where), f"{where}.series")):

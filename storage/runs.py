@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import asdict
@@ -25,9 +26,13 @@ from storage.records import (
     RunStatus,
     SeriesData,
     SeriesInput,
+    Spread,
 )
+from storage.spread import spread_from_json, spread_to_json
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
+REPEAT_GROUP = re.compile(r"[0-9a-f]{32}")
+MAX_REPEAT_INDEX = 2**31 - 1    # an INTEGER column on PostgreSQL
 
 
 def _record(run: Run) -> RunRecord:
@@ -46,6 +51,8 @@ def _record(run: Run) -> RunRecord:
         tags=tuple(run.tags or ()),
         notes=run.notes,
         uid=run.uid,
+        repeat_group=run.repeat_group or "",
+        repeat_index=run.repeat_index,
     )
 
 
@@ -99,6 +106,16 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_safe(item) for item in value]
     return value
+
+
+def stored_spread(data: Any) -> Spread | None:
+    """The spread as stored; None for none, and for one this version cannot read (never a crash)."""
+    if data is None:
+        return None
+    try:
+        return spread_from_json(data)
+    except ValueError:
+        return None
 
 
 def event_row(run_id: int, event: Mapping[str, Any]) -> dict[str, Any]:
@@ -179,6 +196,22 @@ class RunRepository:
         with self._session() as session:
             self._run(session, run_id).remote_state = _json_safe(asdict(state))
 
+    def set_repeat(self, run_id: int, group: str, index: int) -> None:
+        """Make the run the index-th (1, 2 ...) of the repeat group `group` (32 lowercase hex digits)."""
+        if not REPEAT_GROUP.fullmatch(group):
+            raise ValueError(f"a repeat group is 32 lowercase hex digits, not {group!r}"[:200])
+        if isinstance(index, bool) or not isinstance(index, int) or not 1 <= index <= MAX_REPEAT_INDEX:
+            raise ValueError(f"a repeat index is a whole number 1-{MAX_REPEAT_INDEX}, not {index!r}")
+        with self._session() as session:
+            run = self._run(session, run_id)
+            run.repeat_group, run.repeat_index = group, index
+
+    def repeats(self, group: str) -> list[RunRecord]:
+        """The runs of a repeat group in their order (by index, then id)."""
+        query = select(Run).where(Run.repeat_group == group).order_by(Run.repeat_index, Run.id)
+        with self._session() as session:
+            return [_record(run) for run in session.scalars(query)]
+
     def set_owner(self, run_id: int, owner: RunOwner | None) -> None:
         with self._session() as session:
             self._run(session, run_id).owner = asdict(owner) if owner is not None else None
@@ -211,6 +244,7 @@ class RunRepository:
                 "value": float(sample.value),
                 "unit": sample.unit,
                 "meta": dict(sample.metadata),
+                "spread": spread_to_json(sample.spread) if sample.spread is not None else None,
             }
             for sample in samples
         ]
@@ -300,7 +334,7 @@ class RunRepository:
             .limit(1)
         )
         results = [
-            ResultSample(row.test, row.metric, row.value, row.unit, dict(row.meta or {}))
+            ResultSample(row.test, row.metric, row.value, row.unit, dict(row.meta or {}), stored_spread(row.spread))
             for row in session.scalars(select(Result).where(Result.run_id == run.id).order_by(Result.id))
         ]
         names = session.execute(

@@ -1,23 +1,23 @@
 """One small bar chart per compared figure: servers down the side, bars across, the value printed at each bar.
 
-Horizontal bars leave the host names readable at any length; the best bar is green and starred,
-the others blue, and the title says which way is better.
+Horizontal bars leave the host names readable at any length; each server's bar has its colour of the
+window and the PDF (widgets.host_colours), the best is starred, and the title says which way is better.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtWidgets import QApplication, QGridLayout, QWidget
 
+from widgets.chart_theme import chart_colours
 from widgets.compare_data import CellView, ComparisonData, MetricView, RowView
 from widgets.compare_table import BEST_MARK, better_text
-from widgets.plot_items import BACKGROUND, INK, MUTED, ThousandsAxis, escape
+from widgets.host_colours import host_colour
+from widgets.plot_items import ThousandsAxis, escape
 
-BAR = "#2f6db5"
-BEST_BAR = "#2e9d5b"
 MAX_COLUMNS = 4         # charts per line of the grid, at most
 CHART_PX = 400          # the width a chart wants
 BAR_PX = 26             # height per server
@@ -30,8 +30,11 @@ class BarChart(pg.PlotWidget):
     """The bars of one metric."""
 
     def __init__(self, item: MetricView, column: Sequence[tuple[RowView, CellView]],
-                 parent: QWidget | None = None) -> None:
-        super().__init__(parent, background=BACKGROUND, axisItems={"bottom": ThousandsAxis("bottom")})
+                 parent: QWidget | None = None, servers: Sequence[str] = ()) -> None:
+        # the theme's colours (light or dark), read from the palette the chart is drawn with
+        theme = chart_colours(parent.palette() if parent is not None else QApplication.palette())
+        ink, muted = theme.ink, theme.muted
+        super().__init__(parent, background=theme.background, axisItems={"bottom": ThousandsAxis("bottom")})
         self.metric = item
         self.labels = [row.label for row, _cell in column]
         self.values = [float(cell.value) for _row, cell in column]
@@ -42,13 +45,16 @@ class BarChart(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.setFixedHeight(CHROME_PX + BAR_PX * max(len(column), 1))
         # a pyqtgraph title never wraps and sets the chart's minimum width: the direction goes under the axis
-        plot.setTitle(f"<span style='color:{INK}'>{escape(item.label)}</span>", size="9pt")
-        plot.setLabel("bottom", f"{item.unit + ', ' if item.unit else ''}{better_text(item)}", color=MUTED)
+        plot.setTitle(f"<span style='color:{ink}'>{escape(item.label)}</span>", size="9pt")
+        plot.setLabel("bottom", f"{item.unit + ', ' if item.unit else ''}{better_text(item)}", color=muted)
         for name in ("left", "bottom"):
-            plot.getAxis(name).setPen(pg.mkPen(MUTED))
-            plot.getAxis(name).setTextPen(pg.mkPen(INK if name == "left" else MUTED))
+            plot.getAxis(name).setPen(pg.mkPen(muted))
+            plot.getAxis(name).setTextPen(pg.mkPen(ink if name == "left" else muted))
         positions = list(range(len(column)))
-        brushes = [pg.mkBrush(BEST_BAR if best else BAR) for best in self.best]
+        # a server's colour is chosen among all the servers compared, so it does not change between charts
+        servers = list(servers) or self.labels
+        self.colours = [host_colour(label, servers) for label in self.labels]
+        brushes = [pg.mkBrush(colour) for colour in self.colours]
         self.bar_item = pg.BarGraphItem(x0=[0.0] * len(column), y=positions, width=self.values, height=0.62,
                                         brushes=brushes, pen=pg.mkPen(None))
         plot.addItem(self.bar_item)
@@ -66,7 +72,7 @@ class BarChart(pg.PlotWidget):
             text = (f"{BEST_MARK} " if cell.best else "") + cell.text + (f" ({cell.note})" if cell.note else "")
             # a long bar holds its value inside, in white; a short one beside it: no label runs off the chart
             inside = top > 0 and cell.value >= top * INSIDE_FROM
-            label = pg.TextItem(text if inside else f" {text}", color="#ffffff" if inside else INK,
+            label = pg.TextItem(text if inside else f" {text}", color="#ffffff" if inside else ink,
                                 anchor=(1, 0.5) if inside else (0, 0.5))
             label.setPos(max(cell.value, 0.0), position)
             plot.addItem(label)
@@ -87,8 +93,11 @@ class CompareBars(QWidget):
         self.grid.setSpacing(8)
         self.charts: dict[str, BarChart] = {}
         self.columns = MAX_COLUMNS
+        self.comparison: ComparisonData | None = None
+        self._drawn_dark = False
 
     def clear(self) -> None:
+        self.comparison = None
         for chart in self.charts.values():
             self.grid.removeWidget(chart)
             chart.deleteLater()
@@ -96,10 +105,12 @@ class CompareBars(QWidget):
 
     def set_comparison(self, comparison: ComparisonData) -> None:
         self.clear()
+        self.comparison = comparison
+        self._drawn_dark = chart_colours(self.palette()).dark
         for item in comparison.metrics:
             column = comparison.column(item.key)
             if column:
-                self.charts[item.key] = BarChart(item, column, self)
+                self.charts[item.key] = BarChart(item, column, self, [row.label for row in comparison.rows])
         self._place()
 
     def _place(self) -> None:
@@ -109,6 +120,13 @@ class CompareBars(QWidget):
             self.grid.addWidget(chart, index // self.columns, index % self.columns, Qt.AlignmentFlag.AlignTop)
         for column in range(MAX_COLUMNS):
             self.grid.setColumnStretch(column, 1 if column < self.columns else 0)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """The desktop switched between light and dark: the charts are drawn again in its colours."""
+        super().changeEvent(event)
+        if (event.type() == QEvent.Type.PaletteChange and self.comparison is not None
+                and chart_colours(self.palette()).dark != self._drawn_dark):
+            self.set_comparison(self.comparison)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

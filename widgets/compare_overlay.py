@@ -1,20 +1,22 @@
 """Telemetry of the compared runs on one chart, aligned on each test's start (t = 0).
 
 The panel only draws: a change of the pickers emits `requested(name, test)` and whoever owns the
-store loads the curves and hands them to set_overlays. Each server keeps the colour of its row
-order, so a server is the same colour whichever telemetry is shown.
+store loads the curves and hands them to set_overlays. Each server has its colour from
+widgets.host_colours (by its name among the servers compared), so a server is the same colour
+whichever telemetry is shown, and the same as in the comparison's other views and the report.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from widgets.chart_theme import chart_colours
 from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView
-from widgets.host_panel import host_colour
-from widgets.plot_items import BACKGROUND, INK, MUTED, ElapsedAxis, escape, nice_ceiling
+from widgets.host_colours import host_colour, host_colours
+from widgets.plot_items import BACKGROUND, MUTED, ElapsedAxis, escape, nice_ceiling
 
 PERCENT = "%"
 
@@ -44,16 +46,13 @@ class CompareOverlay(QWidget):
         item.hideButtons()
         item.setMenuEnabled(False)
         item.showGrid(x=False, y=True, alpha=0.25)
-        for name in ("left", "bottom"):
-            item.getAxis(name).setPen(pg.mkPen(MUTED))
-            item.getAxis(name).setTextPen(pg.mkPen(MUTED))
-        item.setLabel("bottom", "time since the test started (m:ss)", color=MUTED)
         self.plot.setMouseEnabled(x=True, y=False)
-        self.start_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
-                                          pen=pg.mkPen(MUTED, style=Qt.PenStyle.DashLine))
+        self.start_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False)
         item.addItem(self.start_line, ignoreBounds=True)
+        self.colours = chart_colours(self.palette())
         self.curves: dict[int, pg.PlotDataItem] = {}    # run id -> curve
         self.legend: list[tuple[str, str]] = []         # (server label, colour)
+        self._title = ""
         self._colours: dict[int, str] = {}               # run id -> the colour of its row
         pickers = QHBoxLayout()
         pickers.addWidget(QLabel("Telemetry:"))
@@ -69,6 +68,25 @@ class CompareOverlay(QWidget):
         layout.addWidget(self.plot)
         self.metric_picker.currentIndexChanged.connect(lambda _i: self.request())
         self.test_picker.currentIndexChanged.connect(lambda _i: self.request())
+        self._apply_theme()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        themed = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+        if themed and hasattr(self, "_title"):   # not while __init__ builds the widget
+            self._apply_theme()
+
+    def _apply_theme(self) -> None:
+        """The chart in the light or dark theme's colours (the widget's palette)."""
+        self.colours = colours = chart_colours(self.palette())
+        self.plot.setBackground(colours.background)
+        item = self.plot.getPlotItem()
+        for name in ("left", "bottom"):
+            item.getAxis(name).setPen(pg.mkPen(colours.muted))
+            item.getAxis(name).setTextPen(pg.mkPen(colours.muted))
+        item.setLabel("bottom", "time since the test started (m:ss)", color=colours.muted)
+        self.start_line.setPen(pg.mkPen(colours.muted, style=Qt.PenStyle.DashLine))
+        self._show_title()
 
     def choice(self) -> tuple[str, str | None]:
         """The chosen overlay name and test."""
@@ -82,7 +100,8 @@ class CompareOverlay(QWidget):
     def set_comparison(self, comparison: ComparisonData) -> bool:
         """Offer the tests of the compared runs; True when the runs changed (the curves must be reloaded)."""
         tests = list(dict.fromkeys(test for row in comparison.rows for test in row.tests))
-        colours = {run_id: host_colour(index) for index, row in enumerate(comparison.rows) for run_id in row.run_ids}
+        by_server = host_colours(row.label for row in comparison.rows)
+        colours = {run_id: by_server[row.label] for row in comparison.rows for run_id in row.run_ids}
         changed = colours != self._colours
         self._colours = colours
         current = self.test_picker.currentData()
@@ -114,8 +133,8 @@ class CompareOverlay(QWidget):
         name, _test = self.choice()
         title, unit = next(((o.title, o.unit) for o in self.overlays if o.name == name), (name, ""))
         top = 0.0
-        for index, series in enumerate(curves):
-            colour = self._colours.get(series.run_id, host_colour(index))
+        for series in curves:
+            colour = self._colours.get(series.run_id) or host_colour(series.label, [s.label for s in curves])
             item = pg.PlotDataItem(series.t, series.values, pen=pg.mkPen(colour, width=1.5))
             plot.addItem(item)
             self.curves[series.run_id] = item
@@ -123,11 +142,10 @@ class CompareOverlay(QWidget):
             self.legend.append((series.label + device, colour))
             top = max([top, *series.values])
             unit = series.unit or unit
-        parts = [f"<span style='color:{INK}'>{escape(title)}</span>"]
-        parts += [f"<span style='color:{colour}'>━</span>&nbsp;<span style='color:{INK}'>{escape(label)}</span>"
-                  for label, colour in self.legend]
-        plot.setTitle("&nbsp;&nbsp;&nbsp;".join(parts), size="9pt")
-        plot.setLabel("left", unit if unit and unit != "1/s" else ("per second" if unit else ""), color=MUTED)
+        self._title = title
+        self._show_title()
+        plot.setLabel("left", unit if unit and unit != "1/s" else ("per second" if unit else ""),
+                      color=self.colours.muted)
         if curves:
             low = min(min(s.t, default=0.0) for s in curves)
             high = max(max(s.t, default=0.0) for s in curves)
@@ -137,6 +155,13 @@ class CompareOverlay(QWidget):
             self.status.setText("")
         else:
             self.status.setText("No telemetry of this kind was stored for these runs." if self._colours else "")
+
+    def _show_title(self) -> None:
+        ink = self.colours.ink
+        parts = [f"<span style='color:{ink}'>{escape(self._title)}</span>"] if self._title else []
+        parts += [f"<span style='color:{colour}'>━</span>&nbsp;<span style='color:{ink}'>{escape(label)}</span>"
+                  for label, colour in self.legend]
+        self.plot.getPlotItem().setTitle("&nbsp;&nbsp;&nbsp;".join(parts) or None, size="9pt")
 
     def legend_labels(self) -> list[str]:
         return [label for label, _colour in self.legend]

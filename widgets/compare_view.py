@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from widgets.compare_bars import CompareBars
 from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView
@@ -66,7 +66,20 @@ class ComparisonView(QWidget):
         self.legend_label = QLabel(f"{BEST_MARK} best (green)   ·   {BASELINE_MARK}   ·   {CAVEAT_MARK} caveat: "
                                    "see the list under the table   ·   ratio = times as good as the baseline")
         self.legend_label.setStyleSheet(QUIET_STYLE)
+        self.legend_label.setWordWrap(True)   # its width would otherwise push the table sideways
         self.table = CompareTable()
+        self.transpose_box = QCheckBox("Servers as columns")
+        self.transpose_box.setObjectName("transposeBox")
+        self.transpose_box.setProperty("remembered", True)   # the window keeps the choice for the next start
+        self.transpose_box.setToolTip("Turn the table: a row per figure and a column per server — "
+                                      "for many figures and few servers")
+        self.transpose_box.toggled.connect(self.table.set_transposed)
+        self.prices_label = QLabel("")
+        self.prices_label.setObjectName("comparePrices")
+        self.prices_label.setWordWrap(True)
+        self.prices_label.setStyleSheet(QUIET_STYLE)
+        self.prices_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.prices_label.hide()
         self.caveats_label = QLabel("")
         self.caveats_label.setObjectName("compareCaveats")
         self.caveats_label.setWordWrap(True)
@@ -81,8 +94,10 @@ class ComparisonView(QWidget):
         picker_line.addWidget(self.baseline_picker)
         picker_line.addSpacing(16)
         picker_line.addWidget(self.legend_label, 1)
+        picker_line.addWidget(self.transpose_box)
         body.addLayout(picker_line)
         body.addWidget(self.table)
+        body.addWidget(self.prices_label)
         body.addWidget(_section("Caveats"))
         body.addWidget(self.caveats_label)
         body.addWidget(_section("Figures side by side"))
@@ -114,6 +129,10 @@ class ComparisonView(QWidget):
         self.summary_label.setStyleSheet(SUMMARY_STYLE)
         self._fill_baselines(comparison)
         self.table.set_comparison(comparison)
+        prices = comparison.price_lines()
+        # figures per price are only as good as the price: its date and source stand under the table
+        self.prices_label.setText("Prices: " + " · ".join(escape(line) for line in prices) if prices else "")
+        self.prices_label.setVisible(bool(prices))
         lines = comparison.caveat_lines()
         if lines:
             self.caveats_label.setText("<br>".join(f"{CAVEAT_MARK} {escape(line)}" for line in lines))
@@ -137,10 +156,10 @@ class ComparisonView(QWidget):
         self.baseline_picker.blockSignals(True)
         self.baseline_picker.clear()
         self.baseline_picker.blockSignals(False)
-        self.table.clear()
-        self.table.setRowCount(0)
-        self.table.setColumnCount(0)
+        self.table.clear_comparison()
         self.caveats_label.setText("")
+        self.prices_label.setText("")
+        self.prices_label.hide()
         self.bars.clear()
         self.overlay.clear()
         self.content.setVisible(False)
@@ -152,6 +171,10 @@ class ComparisonView(QWidget):
 
     def caveat_text(self) -> str:
         return self.caveats_label.text()
+
+    def price_text(self) -> str:
+        """The prices line under the table ("" when no server has a price)."""
+        return self.prices_label.text() if self.prices_label.isVisibleTo(self) else ""
 
     # -- internals -------------------------------------------------------------------------------
 

@@ -21,127 +21,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.host_panel import UTIL_HINT, UTIL_SHORT, HostHeader, HostPanel, host_colour
-from widgets.host_series import METRICS, METRICS_BY_KEY, HostSeries, Marker
-from widgets.live_plot import DEFAULT_WINDOW, MUTED, LivePlot, PlotGroup
+from widgets.host_colours import host_colours
+from widgets.host_panel import HostPanel
+from widgets.host_series import HostSeries
+from widgets.live_plot import DEFAULT_WINDOW, MUTED, PlotGroup
+from widgets.overlay_view import OverlayView
+from widgets.overview_hook import MODE_OVERVIEW, OverviewHook
 from widgets.run_data import RunState
 from widgets.telemetry_data import TelemetryPoint
+from widgets.time_axis import CLOCK, ELAPSED
 
 MODE_GRID = "grid"
 MODE_OVERLAY = "overlay"
-OVERLAY_DEFAULTS = ("disk.util", "disk.iops", "disk.MB/s", "disk.aqu-sz", "cpu.busy", "load.1")
 WINDOWS: tuple[tuple[str, float | None], ...] = (("Last minute", 60.0), ("Last 5 minutes", 300.0),
                                                  ("Last 15 minutes", 900.0), ("Last hour", 3600.0),
                                                  ("Whole run", None))
+TIME_MODES = (("Clock", CLOCK, "The host's wall clock, HH:MM:SS"),
+              ("Since start", ELAPSED, "Time since the run started, m:ss (h:mm:ss past an hour)"))
 PANEL_MIN_HEIGHT = 640     # with more than two hosts the grid scrolls rather than squashing graphs
-
-
-class OverlayView(QWidget):
-    """The same metrics of every host in one plot each; a metric picker above every plot."""
-
-    def __init__(self, group: PlotGroup, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("overlayView")
-        self.group = group
-        self.series: dict[str, HostSeries] = {}
-        self.colours: dict[str, str] = {}
-        self.headers: dict[str, HostHeader] = {}
-        self._markers: dict[str, list[Marker]] = {}
-        self.plots: list[LivePlot] = []
-        self.pickers: list[QComboBox] = []
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        self._strip = QGridLayout()
-        self._strip.setSpacing(0)
-        layout.addLayout(self._strip)
-        grid = QGridLayout()
-        grid.setSpacing(4)
-        layout.addLayout(grid, 1)
-        for index, key in enumerate(OVERLAY_DEFAULTS):
-            cell = QWidget()
-            box = QVBoxLayout(cell)
-            box.setContentsMargins(0, 0, 0, 0)
-            box.setSpacing(1)
-            picker = QComboBox()
-            picker.setObjectName("metricPicker")
-            for metric in METRICS:
-                picker.addItem(metric.label, metric.key)
-            picker.setCurrentIndex(picker.findData(key))
-            picker.setToolTip("The metric this graph shows for every host")
-            # the legend is the host strip above: colour, name, status and disk of every host
-            plot = LivePlot("", group=group, legend=False, x_axis=index >= len(OVERLAY_DEFAULTS) - 2)
-            plot.setMinimumHeight(120)
-            box.addWidget(picker)
-            box.addWidget(plot, 1)
-            picker.currentIndexChanged.connect(lambda _i, n=index: self.set_metric(n, self.pickers[n].currentData()))
-            self.plots.append(plot)
-            self.pickers.append(picker)
-            grid.addWidget(cell, index // 2, index % 2)
-            self._apply_metric(index)
-        for row in range(3):
-            grid.setRowStretch(row, 1)
-
-    def metric_key(self, index: int) -> str:
-        return str(self.pickers[index].currentData())
-
-    def set_metric(self, index: int, key: str) -> None:
-        if self.pickers[index].currentData() != key:
-            self.pickers[index].setCurrentIndex(self.pickers[index].findData(key))  # comes back here
-            return
-        self._apply_metric(index)
-
-    def _apply_metric(self, index: int) -> None:
-        metric = METRICS_BY_KEY[self.metric_key(index)]
-        plot = self.plots[index]
-        plot.set_y_policy(metric.y_range, metric.min_top)
-        for host, series in self.series.items():
-            plot.set_buffer(host, series.buffer(metric.key))
-        hint = metric.key == "disk.util"
-        plot.set_title(UTIL_SHORT if hint else "")   # the caption, where the graph has room for it
-        plot.setToolTip(UTIL_HINT if hint else metric.label)
-
-    def add_host(self, series: HostSeries, colour: str) -> HostHeader:
-        self.series[series.name] = series
-        self.colours[series.name] = colour
-        for index, plot in enumerate(self.plots):
-            plot.add_curve(series.name, series.name, colour, series.buffer(self.metric_key(index)), width=1.0)
-        header = HostHeader(series.name, colour)
-        count = len(self.headers)
-        self._strip.addWidget(header, count // 2, count % 2)
-        header.show()
-        self.headers[series.name] = header
-        return header
-
-    def clear_hosts(self) -> None:
-        for name in list(self.series):
-            for plot in self.plots:
-                plot.remove_curve(name)
-            header = self.headers.pop(name)
-            self._strip.removeWidget(header)
-            header.setParent(None)
-            header.deleteLater()
-        self.series.clear()
-        self.colours.clear()
-        self._markers.clear()
-        for plot in self.plots:
-            plot.clear_markers()
-
-    def legend_names(self) -> list[str]:
-        return list(self.headers)
-
-    def update_device(self, host: str) -> None:
-        series = self.series[host]
-        for index, plot in enumerate(self.plots):
-            plot.set_buffer(host, series.buffer(self.metric_key(index)))
-        self.headers[host].set_devices(list(series.disks), series.device)
-
-    def set_markers(self, host: str, markers: list[Marker]) -> None:
-        self._markers[host] = list(markers)
-        for plot in self.plots:
-            plot.clear_markers()
-            for name, host_markers in self._markers.items():
-                for marker in host_markers:
-                    plot.add_marker(marker.x, marker.label, self.colours[name], dashed=marker.kind == "end")
 
 
 class Dashboard(QWidget):
@@ -159,15 +56,19 @@ class Dashboard(QWidget):
         self.series: dict[str, HostSeries] = {}
         self.panels: dict[str, HostPanel] = {}
         self._mode = mode
+        self.time_mode = CLOCK
+        self._origins: dict[str, float | None] = {}     # per host: the run start its time axis shows
 
         self.bar = QHBoxLayout()
         self.bar.setContentsMargins(4, 2, 4, 2)
         self.grid_button = self._mode_button("Grid", "One panel of graphs per host", MODE_GRID)
         self.overlay_button = self._mode_button("Overlay", "The same metric of every host in one graph, one "
                                                 "colour per host", MODE_OVERLAY)
+        self.overview_button = self._mode_button("Overview", "Every host in one row with sparklines, the worst "
+                                                 "on top; click a host for its graphs", MODE_OVERVIEW)
         self._modes = QButtonGroup(self)
         self._modes.setExclusive(True)
-        for button in (self.grid_button, self.overlay_button):
+        for button in (self.grid_button, self.overlay_button, self.overview_button):
             self._modes.addButton(button)
             self.bar.addWidget(button)
         self.window_combo = QComboBox()
@@ -177,8 +78,8 @@ class Dashboard(QWidget):
         self.window_combo.setCurrentIndex(next(i for i, (_t, s) in enumerate(WINDOWS) if s == window))
         self.window_combo.currentIndexChanged.connect(lambda _i: self.set_window(self.window_combo.currentData()))
         self.follow_box = QCheckBox("Follow newest")
-        self.follow_box.setToolTip("Keep the newest samples in view. Dragging or zooming a graph stops "
-                                   "following; tick this to come back.")
+        self.follow_box.setToolTip("Keep the newest samples in view. Dragging a graph or zooming it (Ctrl+wheel) "
+                                   "stops following, and the wheel then zooms that graph; tick this to come back.")
         self.follow_box.setChecked(True)
         self.follow_box.toggled.connect(self._follow_toggled)
         for group in (self.grid_group, self.overlay_group):
@@ -187,6 +88,16 @@ class Dashboard(QWidget):
         self.bar.addWidget(QLabel("Show:"))
         self.bar.addWidget(self.window_combo)
         self.bar.addWidget(self.follow_box)
+        self.time_combo = QComboBox()
+        self.time_combo.setObjectName("timeCombo")
+        for text, key, tip in TIME_MODES:
+            self.time_combo.addItem(text, key)
+            self.time_combo.setItemData(self.time_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.time_combo.setToolTip("How the time axis reads: the host's clock or the time since the start")
+        self.time_combo.currentIndexChanged.connect(lambda _i: self.set_time_mode(self.time_combo.currentData()))
+        self.bar.addSpacing(12)
+        self.bar.addWidget(QLabel("Time:"))
+        self.bar.addWidget(self.time_combo)
         self.bar.addStretch(1)
 
         self.grid_container = QWidget()
@@ -204,6 +115,9 @@ class Dashboard(QWidget):
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setStyleSheet(f"color: {MUTED};")
         self.stack.addWidget(self.empty_label)
+        self.overview_hook = OverviewHook(self)   # many hosts: the overview page, the overlay's top N
+        self.overview = self.overview_hook.overview
+        self.bar.addWidget(self.overview_hook.top_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self.bar)
@@ -226,15 +140,44 @@ class Dashboard(QWidget):
         if name in self.series:
             return self.series[name]
         series = HostSeries(name, t0)
-        colour = host_colour(len(self.series))
         self.series[name] = series
-        panel = HostPanel(series, colour, self.grid_group)
+        colours = self.colours()
+        panel = HostPanel(series, colours[name], self.grid_group)
         panel.header.device_chosen.connect(self.set_device)
         self.panels[name] = panel
-        self.overlay.add_host(series, colour).device_chosen.connect(self.set_device)
+        self.overlay.add_host(series, colours[name]).device_chosen.connect(self.set_device)
+        # colours follow the sorted names: a host added may move the others' colours
+        for host, colour in colours.items():
+            if self.panels[host].colour != colour:
+                self.panels[host].set_colour(colour)
+        self.overlay.set_colours(colours)
         self._relayout()
+        self._update_time(name)
         self._update_status(name)
         return series
+
+    def colours(self) -> dict[str, str]:
+        """Each host's colour, the same in Grid and Overlay (and in Compare and the report)."""
+        return host_colours(self.series)
+
+    def set_time_mode(self, mode: str) -> None:
+        """The time axes read the host's clock (CLOCK) or the time since the start (ELAPSED)."""
+        index = self.time_combo.findData(mode)
+        if index >= 0 and index != self.time_combo.currentIndex():
+            self.time_combo.setCurrentIndex(index)   # comes back here
+            return
+        self.time_mode = mode
+        for host in self.series:
+            self._origins.pop(host, None)
+            self._update_time(host)
+
+    def _update_time(self, host: str) -> None:
+        series = self.series[host]
+        if host in self._origins and self._origins[host] == series.t0:
+            return
+        self._origins[host] = series.t0
+        self.panels[host].set_time(self.time_mode)
+        self.overlay.set_time(self.time_mode)
 
     def host_names(self) -> list[str]:
         return list(self.series)
@@ -248,6 +191,7 @@ class Dashboard(QWidget):
             panel.deleteLater()
         self.panels.clear()
         self.series.clear()
+        self._origins.clear()
         self.overlay.clear_hosts()
         for group in (self.grid_group, self.overlay_group):
             group.set_follow(True)
@@ -272,12 +216,14 @@ class Dashboard(QWidget):
         series = self.series.get(host) or self.add_host(host)
         if series.add_sample(sample):
             self._device_update(host)
+        self._update_time(host)
         self._update_status(host)
 
     def add_samples(self, host: str, samples: list[TelemetryPoint]) -> None:
         series = self.series.get(host) or self.add_host(host)
         if series.add_samples(samples):
             self._device_update(host)
+        self._update_time(host)
         self._update_status(host)
 
     def add_event(self, host: str, event: dict) -> None:
@@ -322,16 +268,25 @@ class Dashboard(QWidget):
         return self._mode
 
     def set_mode(self, mode: str) -> None:
-        if mode not in (MODE_GRID, MODE_OVERLAY):
+        if mode not in (MODE_GRID, MODE_OVERLAY, MODE_OVERVIEW):
             raise ValueError(f"unknown dashboard mode {mode!r}")
         changed = mode != self._mode
         self._mode = mode
         self.grid_button.setChecked(mode == MODE_GRID)
         self.overlay_button.setChecked(mode == MODE_OVERLAY)
+        self.overview_button.setChecked(mode == MODE_OVERVIEW)
         if not self.series:
             self.stack.setCurrentWidget(self.empty_label)
+        elif mode == MODE_OVERVIEW:
+            self.stack.setCurrentWidget(self.overview)
         else:
             self.stack.setCurrentWidget(self.grid_scroll if mode == MODE_GRID else self.overlay)
+        if mode == MODE_OVERVIEW:   # no graphs on screen: neither group spends frames
+            self.grid_group.set_active(False)
+            self.overlay_group.set_active(False)
+            if changed:
+                self.mode_changed.emit(mode)
+            return
         shown, hidden = ((self.grid_group, self.overlay_group) if mode == MODE_GRID
                          else (self.overlay_group, self.grid_group))
         hidden.set_active(False)

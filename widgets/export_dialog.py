@@ -149,7 +149,11 @@ class ExportDialog(QDialog):
             self.logo_preview.setPixmap(QPixmap())
             self.logo_preview.setText(f"{Path(path).name} — cannot be read as an image")
             return
-        self.logo_preview.setPixmap(pixmap.scaledToHeight(LOGO_PREVIEW_PX, Qt.TransformationMode.SmoothTransformation))
+        # scaled in device pixels: sharp at 200 % too, not a 1x preview blown up
+        ratio = self.devicePixelRatioF()
+        preview = pixmap.scaledToHeight(round(LOGO_PREVIEW_PX * ratio), Qt.TransformationMode.SmoothTransformation)
+        preview.setDevicePixelRatio(ratio)
+        self.logo_preview.setPixmap(preview)
         self.logo_preview.setToolTip(Path(path).name)
 
     def _choose_logo(self) -> None:

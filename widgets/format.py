@@ -145,6 +145,15 @@ def plural(count: int, word: str, words: str | None = None) -> str:
     return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
+def workers_text(workers: object) -> str:
+    """ "1 worker", "16 workers"; a count that is not a number (absent, from an odd document) reads "? workers"."""
+    try:
+        count = int(workers)   # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return "? workers"
+    return plural(count, "worker")
+
+
 def one_line(text: str, limit: int = 200) -> str:
     """The first non-empty line of a message, shortened for a status bar."""
     for line in str(text).splitlines():

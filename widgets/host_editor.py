@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.host_data import AuthChoice, HostFields
+from widgets.price_group import PriceFields, PriceGroup
 
 PORT_FROM_CONFIG = 0   # the spin box's blank value: take the port from ~/.ssh/config (or 22)
 
@@ -80,6 +81,7 @@ class HostEditor(QDialog):
         *,
         auth_choices: Sequence[AuthChoice],
         reserved_names: Collection[str],
+        price: PriceFields | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("hostEditor")
@@ -162,8 +164,12 @@ class HostEditor(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
 
+        self.price_group = PriceGroup()
+        self.price_group.set_value(price)
+        self.price_group.changed.connect(self._revalidate)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.price_group)
         layout.addWidget(self.hint)
         layout.addWidget(self.buttons)
 
@@ -204,7 +210,13 @@ class HostEditor(QDialog):
     def problem(self) -> str:
         return self._validate()[0]
 
+    def price(self) -> PriceFields | None:
+        """The price as entered; None: no price (a saved one is then forgotten)."""
+        return self.price_group.value()
+
     def _validate(self) -> tuple[str, bool]:
+        if self.price_group.problem():
+            return self.price_group.problem(), True
         return validate(self.fields(), taken_names=self._taken, ssh_aliases=self._aliases,
                         reserved_names=self._reserved, auth_choices=self._choices)
 

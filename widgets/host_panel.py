@@ -1,38 +1,51 @@
 """One host's graphs (disk, CPU, load, memory) and its header line (name, status, disk picker)."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from widgets.host_series import CPU_STACK, HostSeries, Marker
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
+from widgets.marker_strip import StripMarker
 from widgets.run_data import RunState
 
-READ = "#2f6db5"
-WRITE = "#e07b24"
+HOST = "host"              # a curve in the host's colour (widgets.host_colours)
+COMPANION = "companion"    # the host's second shade, beside a HOST curve in the same chart
 UTIL_HINT = ("%util is the share of time the device was busy — not saturation on SSDs, NVMe or RAID, "
              "which serve many requests at once")
 UTIL_SHORT = "%util: busy time, not saturation on SSD, NVMe or RAID"
 CPU_COLOURS = {"user": "#4c9f70", "system": "#d0453a", "iowait": "#e5a823", "steal": "#8e6bbf"}
-HOST_COLOURS = ("#2f6db5", "#e07b24", "#2e9d5b", "#d0453a", "#8e6bbf", "#8c564b", "#d65fb2", "#17a2b8",
-                "#6b7785", "#a0a020")
 _STATE_COLOURS = {RunState.ERROR: "#d0453a", RunState.FAILED: "#d0453a", RunState.RECONNECTING: "#b7791f",
                   RunState.CANCELLED: "#8a6d1f"}
 
-# (plot key, title, y range, smallest y top, curves: (curve key, legend name, buffer key, colour))
-PANEL_PLOTS: tuple[tuple[str, str, tuple[float, float] | None, float, tuple[tuple[str, str, str, str], ...]], ...] = (
-    ("util", "Disk busy — %util", (0.0, 100.0), 1.0, (("util", "%util", "disk.util", "#7a4fb5"),)),
-    ("queue", "Queue length — aqu-sz", None, 1.0, (("aqu", "aqu-sz", "disk.aqu-sz", "#2e9d5b"),)),
-    ("iops", "IOPS", None, 10.0, (("r", "r/s", "disk.r/s", READ), ("w", "w/s", "disk.w/s", WRITE))),
-    ("mbs", "MB/s", None, 1.0, (("r", "read", "disk.rMB/s", READ), ("w", "write", "disk.wMB/s", WRITE))),
-    ("await", "Latency — await ms", None, 1.0, (("r", "r_await", "disk.r_await", READ),
-                                                 ("w", "w_await", "disk.w_await", WRITE))),
-    ("cpu", "CPU %", (0.0, 100.0), 1.0, ()),
-    ("load", "Load average", None, 1.0, (("1", "1 min", "load.1", "#1f2933"), ("5", "5 min", "load.5", "#6b7785"),
-                                          ("15", "15 min", "load.15", "#a3abb5"))),
-    ("mem", "Dirty / Writeback MB", None, 1.0, (("dirty", "Dirty", "mem.dirty", "#b5483a"),
-                                                 ("wb", "Writeback", "mem.writeback", READ))),
+# (plot key, title, short title, y range, smallest y top, curves: (curve key, legend name, buffer key, colour))
+# the disk and memory curves take the host's colour: a host looks the same in Grid and Overlay
+PANEL_PLOTS: tuple[tuple[str, str, str, tuple[float, float] | None, float,
+                         tuple[tuple[str, str, str, str], ...]], ...] = (
+    ("util", "Disk busy — %util", "%util", (0.0, 100.0), 1.0, (("util", "%util", "disk.util", HOST),)),
+    ("queue", "Queue length — aqu-sz", "aqu-sz", None, 1.0, (("aqu", "aqu-sz", "disk.aqu-sz", HOST),)),
+    ("iops", "IOPS", "", None, 10.0, (("r", "r/s", "disk.r/s", HOST), ("w", "w/s", "disk.w/s", COMPANION))),
+    ("mbs", "MB/s", "", None, 1.0, (("r", "read", "disk.rMB/s", HOST), ("w", "write", "disk.wMB/s", COMPANION))),
+    ("await", "Latency — await ms", "await ms", None, 1.0, (("r", "r_await", "disk.r_await", HOST),
+                                                             ("w", "w_await", "disk.w_await", COMPANION))),
+    ("cpu", "CPU %", "", (0.0, 100.0), 1.0, ()),
+    ("load", "Load average", "Load", None, 1.0, (("1", "1 min", "load.1", HOST), ("5", "5 min", "load.5", COMPANION),
+                                                  ("15", "15 min", "load.15", "#8c96a3"))),
+    ("mem", "Dirty / Writeback MB", "MB", None, 1.0, (("dirty", "Dirty", "mem.dirty", HOST),
+                                                       ("wb", "Writeback", "mem.writeback", COMPANION))),
 )
+
+
+class ElidedLabel(QLabel):
+    """One line that ends in "…" when it does not fit (the full text is its tooltip), rather than being
+    cut mid-word at the widget's edge."""
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width())
+        painter.drawText(self.contentsRect(), int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), text)
 
 
 class Caption(QLabel):
@@ -47,10 +60,6 @@ class Caption(QLabel):
 
     def hasHeightForWidth(self) -> bool:
         return False
-
-
-def host_colour(index: int) -> str:
-    return HOST_COLOURS[index % len(HOST_COLOURS)]
 
 
 def state_colour(state: str) -> str:
@@ -70,8 +79,9 @@ class HostHeader(QWidget):
         layout.setContentsMargins(4, 2, 4, 2)
         self.colour = colour
         # in the overlay these headers are the legend: the mark has the colour of the host's curves
-        self.name_label = QLabel(f"<span style='color:{colour}; font-size:13pt'>●</span> <b>{_escape(host)}</b>")
-        self.status_label = QLabel("")
+        self.name_label = QLabel()
+        self.set_colour(colour)
+        self.status_label = ElidedLabel("")
         self.status_label.setObjectName("hostStatus")
         self.status_label.setStyleSheet(f"color: {MUTED};")
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -89,6 +99,10 @@ class HostHeader(QWidget):
         layout.addWidget(self.status_label, 1)
         layout.addWidget(QLabel("Disk:"))
         layout.addWidget(self.device_combo)
+
+    def set_colour(self, colour: str) -> None:
+        self.colour = colour
+        self.name_label.setText(f"<span style='color:{colour}; font-size:13pt'>●</span> <b>{_escape(self.host)}</b>")
 
     def set_devices(self, devices: list[str], current: str | None) -> None:
         self.device_combo.blockSignals(True)
@@ -118,6 +132,7 @@ class HostPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("hostPanel")
         self.series = series
+        self.colour = colour
         self.header = HostHeader(series.name, colour)
         self.plots: dict[str, LivePlot] = {}
         layout = QVBoxLayout(self)
@@ -127,13 +142,13 @@ class HostPanel(QWidget):
         grid = QGridLayout()
         grid.setSpacing(4)
         layout.addLayout(grid, 1)
-        for index, (key, title, y_range, min_top, curves) in enumerate(PANEL_PLOTS):
+        for index, (key, title, short, y_range, min_top, curves) in enumerate(PANEL_PLOTS):
+            # every chart has its time axis: with two hosts side by side the top ones are far from the bottom
             plot = LivePlot(title, group=group, y_range=y_range, y_min_top=min_top,
-                            legend=len(curves) > 1 or key == "cpu",
-                            x_axis=index >= len(PANEL_PLOTS) - 2)   # the time axis under the last row
+                            legend=len(curves) > 1 or key == "cpu", short_title=short)
             plot.setMinimumHeight(120)
-            for curve_key, name, buffer_key, colour_ in curves:
-                plot.add_curve(curve_key, name, colour_, series.buffer(buffer_key))
+            for curve_key, name, buffer_key, role in curves:
+                plot.add_curve(curve_key, name, self._colour_of(role, plot), series.buffer(buffer_key))
             if key == "cpu":
                 plot.add_stack([(k, k, CPU_COLOURS[k]) for k in CPU_STACK],
                                [series.host[f"stack.{k}"] for k in CPU_STACK])
@@ -148,24 +163,55 @@ class HostPanel(QWidget):
         grid.addWidget(self.util_caption, 1, 0, 1, 2)
         self.update_devices()
 
+    def _colour_of(self, role: str, plot: LivePlot) -> str:
+        if role == HOST:
+            return self.colour
+        if role == COMPANION:
+            return plot.colours.companion(self.colour)
+        return role
+
+    def set_colour(self, colour: str) -> None:
+        """The host's colour (it changes when hosts are added: colours follow the sorted names)."""
+        self.colour = colour
+        self.header.set_colour(colour)
+        self._recolour()
+
+    def _recolour(self) -> None:
+        for key, _title, _short, _y, _top, curves in PANEL_PLOTS:
+            plot = self.plots[key]
+            for curve_key, _name, _buffer, role in curves:
+                colour = self._colour_of(role, plot)
+                if plot.curve_colour(curve_key) != colour:
+                    plot.set_curve_colour(curve_key, colour)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and self.plots:
+            for plot in self.plots.values():
+                plot.apply_theme()
+            self._recolour()     # the second shade leans towards the theme's text colour
+
+    def set_time(self, mode: str) -> None:
+        for plot in self.plots.values():
+            plot.set_time(mode, self.series.t0)
+
     def show_device(self) -> None:
         """Point the disk curves at the chosen device's buffers."""
-        for key, _title, _y, _top, curves in PANEL_PLOTS:
+        for key, _title, _short, _y, _top, curves in PANEL_PLOTS:
             for curve_key, _name, buffer_key, _colour in curves:
                 if buffer_key.startswith("disk."):
                     self.plots[key].set_buffer(curve_key, self.series.buffer(buffer_key))
         device = self.series.device or "no disk yet"
-        self.plots["util"].set_title(f"Disk busy — %util ({device})")
+        self.plots["util"].set_title(f"Disk busy — %util ({device})", f"%util ({device})")
 
     def update_devices(self) -> None:
         self.header.set_devices(list(self.series.disks), self.series.device)
         self.show_device()
 
     def set_markers(self, markers: list[Marker]) -> None:
+        strip = [StripMarker(m.x, m.label, m.kind) for m in markers]
         for plot in self.plots.values():
-            plot.clear_markers()
-            for marker in markers:
-                plot.add_marker(marker.x, marker.label, dashed=marker.kind == "end")
+            plot.set_markers(strip)
 
     def update_status(self) -> None:
         self.header.set_status(self.series.status_text(), self.series.state)

@@ -284,6 +284,7 @@ class HostSeries:
         if kind in ("start", "started", "facts", "result"):
             if self.state in ("", RunState.CONNECTING):
                 self.state = RunState.RUNNING
+                self.phase, self.progress, self.eta = "", None, None   # a new run here: the last phase is over
                 interval = event.get("interval")
                 self.message = f"sampling every {interval:g} s" if isinstance(interval, (int, float)) else ""
                 return False, True
@@ -294,7 +295,7 @@ class HostSeries:
         self.markers[self.markers.index(old)] = new
 
     def status_text(self) -> str:
-        """One line: what the host is doing (phase, progress, ETA) or why it stopped."""
+        """One line: what the host is doing (its phase) or why it stopped."""
         parts = []
         if self.state in (RunState.ERROR, RunState.FAILED):
             return f"error: {self.message}" if self.message else "failed"
@@ -302,13 +303,10 @@ class HostSeries:
             return self.message or self.state
         if self.state == RunState.RECONNECTING:
             return f"reconnecting… {self.message}".strip()
+        # The phase alone: its own percentage and time left beside the run's overall ones (progress
+        # area) read as two contradicting progress figures.
         if self.phase:
             parts.append(self.phase)
-        if self.progress is not None:
-            parts.append(f"{self.progress * 100:.0f}%")
-        if self.eta is not None and self.eta > 0:
-            minutes, seconds = divmod(int(self.eta), 60)
-            parts.append(f"{minutes}:{seconds:02d} left")
         if self.message:
             parts.append(self.message)
         return " · ".join(parts)

@@ -4,6 +4,10 @@ Curves read from RingBuffers that the data side appends to; nothing is drawn on 
 PlotGroup's timer (~30 Hz) then calls setData once per curve whose buffer changed, moves the shared
 x window to the newest data, and fits the y axes to what is visible. Curves use peak downsampling
 and clip-to-view, so a frame costs what fits on screen, not what the buffer holds.
+
+Phase markers live in a strip between the data and the time axis (widgets.marker_strip); hovering
+shows a crosshair and every curve's value in the title line (widgets.crosshair). Colours come from
+the widget's palette, so the charts follow a light or dark theme.
 """
 from __future__ import annotations
 
@@ -13,28 +17,24 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, QPointF, QSize, Qt
+from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
+from widgets.chart_theme import ChartColours, chart_colours
+from widgets.crosshair import CrosshairLine, CurveValue, nearest_index, nearest_value
+from widgets.marker_strip import END, START, StripMarker, install_marker_strip
 from widgets.plot_group import DEFAULT_WINDOW, FRAME_MS, MIN_SPAN, PlotGroup
-from widgets.plot_items import (
-    BACKGROUND,
-    GRID,
-    INK,
-    MUTED,
-    ElapsedAxis,
-    GridLines,
-    StackBand,
-    escape,
-    format_elapsed,
-    nice_ceiling,
-)
+from widgets.plot_items import BACKGROUND, GRID, INK, MUTED, GridLines, StackBand, nice_ceiling
+from widgets.plot_title import PlotTitle
 from widgets.ring_buffer import RingBuffer
+from widgets.time_axis import CLOCK, TimeAxis, format_elapsed
+from widgets.wheel_scroll import on_screen, scroll_page
 
 __all__ = ["BACKGROUND", "DEFAULT_WINDOW", "FRAME_MS", "GRID", "INK", "MIN_SPAN", "MUTED", "LivePlot", "PlotGroup",
            "format_elapsed"]
-LABEL_GAP_PX = 4     # room between two marker labels on one row
+LEFT_AXIS_PX = 44
+_THEME_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange, QEvent.Type.StyleChange)
 
 
 @dataclass
@@ -43,6 +43,7 @@ class _Curve:
     buffer: RingBuffer
     drawn: int = -1            # the buffer version on screen
     fill: pg.FillBetweenItem | None = None
+    below: _Curve | None = None  # a stacked band: the curve it sits on (its value is the difference)
 
 
 class LivePlot(pg.PlotWidget):
@@ -50,22 +51,21 @@ class LivePlot(pg.PlotWidget):
 
     def __init__(self, title: str = "", group: PlotGroup | None = None, parent: QWidget | None = None,
                  y_range: tuple[float, float] | None = None, y_min_top: float = 1.0,
-                 legend: bool = True, x_axis: bool = True) -> None:
-        super().__init__(parent, background=BACKGROUND, axisItems={"bottom": ElapsedAxis("bottom")})
+                 legend: bool = True, x_axis: bool = True, short_title: str = "") -> None:
+        self.time_axis = TimeAxis("bottom")
+        super().__init__(parent, background=BACKGROUND, axisItems={"bottom": self.time_axis})
         self.setObjectName("livePlot")
         self.plot_item: pg.PlotItem = self.getPlotItem()
         self.view_box: pg.ViewBox = self.plot_item.getViewBox()
-        self.title = title
         self.y_fixed = y_range
         self.y_min_top = y_min_top
+        self.colours: ChartColours = chart_colours(self.palette())
         self._curves: dict[str, _Curve] = {}
-        self._markers: list[pg.InfiniteLine] = []
-        self._label_layout: tuple | None = None   # what the marker labels were last laid out for
         self._y_top: float | None = None
         # the legend is a line of the title ("IOPS  — r/s  — w/s"): over the data it would hide the
         # newest samples, and inside the view it would be repainted with every frame
-        self.legend = legend
-        self._legend: dict[str, tuple[str, str, bool]] = {}    # key -> (name, colour, filled)
+        self._title = PlotTitle(self.plot_item, lambda: self.width() - LEFT_AXIS_PX - 10.0, title, short_title, legend)
+        self._legend = self._title.entries   # key -> (name, colour, filled)
         self.plot_item.hideButtons()
         self.plot_item.setMenuEnabled(False)
         # pyqtgraph's grid is drawn by the axes and made a repaint several times dearer: a few
@@ -74,22 +74,47 @@ class LivePlot(pg.PlotWidget):
         self._y_shown: tuple[float, float] = (0.0, 1.0)
         self.view_box.setMouseEnabled(x=True, y=False)   # y is fitted to the visible data
         self.view_box.disableAutoRange()
-        for name in ("left", "bottom"):
-            axis = self.plot_item.getAxis(name)
-            axis.setPen(pg.mkPen(MUTED))
-            axis.setTextPen(pg.mkPen(MUTED))
-        self.plot_item.getAxis("left").setWidth(44)
+        self.plot_item.getAxis("left").setWidth(LEFT_AXIS_PX)
         # the y labels change only with the y range: paint them from a pixmap, not text every frame
         self.plot_item.getAxis("left").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.marker_strip = install_marker_strip(self.plot_item, self.time_axis.format_x)
+        # ticks point down, to their labels: upwards they would cut through the marker strip
+        self.time_axis.setStyle(tickLength=4)
         if not x_axis:
-            self.plot_item.hideAxis("bottom")   # plots stacked over one with the time axis (linked x)
-        self._show_title()
+            self.plot_item.hideAxis("bottom")
+        self.crosshair = CrosshairLine(self.colours.muted)
+        self.plot_item.addItem(self.crosshair, ignoreBounds=True)
+        self.apply_theme()
         self.set_y_policy(y_range, y_min_top)
         self.view_box.sigResized.connect(lambda _vb: self._grid.prepareGeometryChange())
         self.view_box.sigResized.connect(lambda _vb: self._place_grid())
         self.group = group if group is not None else PlotGroup(self)
         self.group.add(self)
         self.view_box.sigRangeChangedManually.connect(lambda _mask: self.group.manual_range(self))
+        self.scene().sigMouseMoved.connect(self._mouse_moved)
+
+    # -- theme -------------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in _THEME_EVENTS and "marker_strip" in self.__dict__:   # not during __init__
+            self.apply_theme()
+
+    def apply_theme(self) -> None:
+        """Background, axes, grid, title and markers in the colours of the widget's palette."""
+        colours = chart_colours(self.palette())
+        self.colours = colours
+        self.setBackground(colours.background)
+        for name in ("left", "bottom"):
+            axis = self.plot_item.getAxis(name)
+            axis.setPen(pg.mkPen(colours.muted))
+            axis.setTextPen(pg.mkPen(colours.muted))
+        self._grid.set_pen(colours.grid)
+        self.marker_strip.set_colours(colours.ink, colours.grid)
+        self.crosshair.set_colour(colours.muted)
+        self._show_title()
+
+    # -- y axis ------------------------------------------------------------------------------------
 
     def set_y_policy(self, y_range: tuple[float, float] | None, min_top: float = 1.0) -> None:
         """A fixed y range (percentages), or 0 to the visible maximum, never below min_top."""
@@ -110,6 +135,16 @@ class LivePlot(pg.PlotWidget):
     def sizeHint(self) -> QSize:
         return QSize(480, 220)
 
+    # -- time axis -----------------------------------------------------------------------------------
+
+    def set_time(self, mode: str = CLOCK, origin: float | None = None) -> None:
+        """Label x as the host's wall clock (origin: the run start in epoch seconds) or as elapsed time."""
+        self.time_axis.set_time(mode, origin)
+        self.marker_strip.refresh_tooltips()
+
+    def format_x(self, x: float) -> str:
+        return self.time_axis.format_x(x)
+
     # -- curves ----------------------------------------------------------------------------------
 
     def add_curve(self, key: str, name: str, colour: str | QColor, buffer: RingBuffer | None = None,
@@ -128,6 +163,17 @@ class LivePlot(pg.PlotWidget):
         self._show_title()
         return buffer
 
+    def set_curve_colour(self, key: str, colour: str) -> None:
+        name, _old, filled = self._legend[key]
+        if filled:
+            return
+        self._curves[key].item.setPen(pg.mkPen(colour, width=1))
+        self._legend[key] = (name, QColor(colour).name(), filled)
+        self._show_title()
+
+    def curve_colour(self, key: str) -> str:
+        return self._legend[key][1]
+
     def add_stack(self, layers: Sequence[tuple[str, str, str]],
                   buffers: Sequence[RingBuffer] | None = None) -> list[RingBuffer]:
         """Stacked areas (CPU user/system/iowait/steal): `layers` are (key, name, colour) bottom first and
@@ -144,7 +190,7 @@ class LivePlot(pg.PlotWidget):
                 item.setFillLevel(0.0)
                 item.setBrush(pg.mkBrush(fill_colour))
             self.plot_item.addItem(item)
-            curve = _Curve(item, buffer)
+            curve = _Curve(item, buffer, below=below)
             if below is not None:
                 # between the displayed (clipped, downsampled) curves: follows pans and zooms too
                 curve.fill = StackBand(below.item.curve, item.curve, brush=pg.mkBrush(fill_colour))
@@ -156,19 +202,28 @@ class LivePlot(pg.PlotWidget):
         self._show_title()
         return made
 
-    def set_title(self, title: str) -> None:
-        self.title = title
+    @property
+    def title(self) -> str:
+        return self._title.title
+
+    @property
+    def legend(self) -> bool:
+        return self._title.legend
+
+    def set_title(self, title: str, short_title: str | None = None) -> None:
+        self._title.title = title
+        if short_title is not None:
+            self._title.short_title = short_title
         self._show_title()
 
     def _show_title(self) -> None:
-        parts = [f"<span style='color:{INK}'>{escape(self.title)}</span>"] if self.title else []
-        if self.legend:
-            parts += [f"<span style='color:{colour}'>{'■' if filled else '━'}</span>&nbsp;"
-                      f"<span style='color:{MUTED}'>{escape(name)}</span>"
-                      for name, colour, filled in self._legend.values()]
-        self.plot_item.setTitle("&nbsp;&nbsp;&nbsp;".join(parts) or None, size="9pt")
-        # without a title line the top y label would be cut in half by the plot's edge
-        self.plot_item.layout.setContentsMargins(1, 1 if parts else 8, 4, 1)
+        self._title.show(self.colours)
+
+    def resizeEvent(self, event: Any) -> None:
+        # the title for the new width first: the plot is then laid out once, at that width
+        if "_title" in self.__dict__:   # pyqtgraph resizes once before __init__ is through
+            self._show_title()
+        super().resizeEvent(event)
 
     def _make_item(self, pen: Any) -> pg.PlotDataItem:
         item = pg.PlotDataItem(pen=pen, antialias=False, connect="all", skipFiniteCheck=True)
@@ -215,11 +270,11 @@ class LivePlot(pg.PlotWidget):
         return list(self._curves)
 
     def legend_names(self) -> list[str]:
-        return [name for name, _colour, _filled in self._legend.values()] if self.legend else []
+        return self._title.names()
 
     def title_text(self) -> str:
-        label = self.plot_item.titleLabel
-        return str(label.text) if label.isVisible() else ""
+        """The title line as shown (plain text)."""
+        return self._title.text()
 
     def newest_t(self) -> float | None:
         times = [c.buffer.last_t for c in self._curves.values() if len(c.buffer)]
@@ -227,87 +282,96 @@ class LivePlot(pg.PlotWidget):
 
     # -- markers ---------------------------------------------------------------------------------
 
-    def add_marker(self, x: float, label: str, colour: str = INK, dashed: bool = False,
-                   show_label: bool = True) -> pg.InfiniteLine:
-        """A vertical line at x (phase start/end) with its label at the top of the plot."""
-        pen = pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
-        opts = {"position": 0.97, "color": colour, "anchors": [(0, 0), (0, 0)],
-                "fill": pg.mkBrush(255, 255, 255, 210)}
-        line = pg.InfiniteLine(pos=x, angle=90, pen=pen, movable=False,
-                               label=label if show_label else None, labelOpts=opts)
-        line.setZValue(20)
-        line.setToolTip(label)
-        line.marker_text = label
-        self.plot_item.addItem(line, ignoreBounds=True)
-        self._markers.append(line)
-        x0, x1 = self.view_box.viewRange()[0]
-        line.setVisible(x0 <= x <= x1)
-        return line
+    def set_markers(self, markers: Sequence[StripMarker]) -> None:
+        """Phase and event markers, shown in the strip along the time axis."""
+        self.marker_strip.set_markers(markers)
+
+    def add_marker(self, x: float, label: str, colour: str | None = None, dashed: bool = False) -> None:
+        self.marker_strip.set_markers([*self.marker_strip.markers(),
+                                       StripMarker(x, label, END if dashed else START, colour)])
 
     def clear_markers(self) -> None:
-        self._label_layout = None
-        for line in self._markers:
-            self.plot_item.removeItem(line)
-        self._markers.clear()
-
-    def _show_markers_in(self, x0: float, x1: float) -> None:
-        # a label of a line out of view would stick to the plot's edge: hide the whole marker
-        for line in self._markers:
-            line.setVisible(x0 <= line.value() <= x1)
-        self._layout_labels(x0, x1)
-
-    def _layout_labels(self, x0: float, x1: float) -> None:
-        """Labels of lines a few seconds apart would print over each other: each goes to the first row
-        where it fits, left of its line near the right edge; a label with no room left is hidden (the
-        line keeps it as its tooltip)."""
-        rect = self.view_box.boundingRect()
-        key = (x0, x1, rect.width(), rect.height(), len(self._markers))
-        if key == self._label_layout or x1 <= x0 or rect.width() <= 0 or rect.height() <= 0:
-            return
-        self._label_layout = key
-        scale = rect.width() / (x1 - x0)
-        row_ends: list[float] = []
-        shown = sorted((line for line in self._markers if line.isVisible() and line.label is not None),
-                       key=lambda line: line.value())
-        for line in shown:
-            label = line.label
-            box = label.boundingRect()
-            x = (line.value() - x0) * scale
-            fits_right = x + box.width() <= rect.width()
-            left = x if fits_right else x - box.width()
-            row = next((i for i, end in enumerate(row_ends) if end + LABEL_GAP_PX <= left), len(row_ends))
-            top = row * (box.height() + 2) + 2
-            if top + box.height() > rect.height():
-                label.setVisible(False)
-                continue
-            if row == len(row_ends):
-                row_ends.append(0.0)
-            row_ends[row] = left + box.width()
-            anchor = (0, 0) if fits_right else (1, 0)
-            position = round(1.0 - top / rect.height(), 3)
-            if not label.isVisible():
-                label.setVisible(True)
-            if (label.anchors[0], label.orthoPos) != (anchor, position):   # no repaint when nothing moves
-                label.anchors = [anchor, anchor]
-                label.setPosition(position)
+        self.marker_strip.set_markers([])
 
     def markers(self) -> list[tuple[float, str]]:
-        return [(float(line.value()), line.marker_text) for line in self._markers]
+        return [(float(m.x), m.label) for m in self.marker_strip.markers()]
+
+    # -- hover -----------------------------------------------------------------------------------
+
+    def values_at(self, x: float) -> list[CurveValue]:
+        """Every visible curve's value at x (its nearest sample within a few intervals), legend order."""
+        values: list[CurveValue] = []
+        for key, curve in self._curves.items():
+            if not curve.item.isVisible():
+                continue
+            name, colour, filled = self._legend[key]
+            t, v = curve.buffer.view()
+            tolerance = 2.5 * float(np.median(np.diff(t[-50:]))) if len(t) > 2 else 5.0
+            value = nearest_value(t, v, x, tolerance)
+            if value is not None and curve.below is not None:
+                below_t, below_v = curve.below.buffer.view()
+                under = nearest_value(below_t, below_v, x, tolerance)
+                value = value - under if under is not None else None
+            values.append(CurveValue(name, colour, value, filled))
+        return values
+
+    def show_crosshair(self, x: float | None, readout: bool = True) -> None:
+        """The line at x (None hides it); with readout, every curve's value there in the title line."""
+        if x is None:
+            self.crosshair.setVisible(False)
+            if self._title.readout is not None:
+                self._title.readout = None
+                self._show_title()
+            return
+        self.crosshair.setPos(x)
+        self.crosshair.setVisible(True)
+        if readout:
+            self._title.readout = (self.time_axis.format_tick(x), self.values_at(x))
+            self._show_title()
+        elif self._title.readout is not None:
+            self._title.readout = None
+            self._show_title()
+
+    def _mouse_moved(self, pos: QPointF) -> None:
+        if not self.view_box.sceneBoundingRect().contains(pos):
+            self._hover(None)
+            return
+        self._hover(float(self.view_box.mapSceneToView(pos).x()))
+
+    def _hover(self, x: float | None) -> None:
+        if x is not None:
+            x = self.nearest_sample_t(x)   # the readout's time is that of the values it shows
+        self.show_crosshair(x)
+        self.group.crosshair_at(self, x)
+
+    def nearest_sample_t(self, x: float) -> float:
+        t = next((c.buffer.view()[0] for c in self._curves.values() if len(c.buffer)), None)
+        index = nearest_index(t, x) if t is not None else None
+        return float(t[index]) if t is not None and index is not None else x
+
+    def leaveEvent(self, event: QEvent) -> None:
+        super().leaveEvent(event)
+        self._hover(None)
+
+    # -- wheel -----------------------------------------------------------------------------------
+
+    @property
+    def zoomed(self) -> bool:
+        """Panned or zoomed by hand (not following the newest data)."""
+        return not self.group.follow
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        # the page scrolls, unless the user zooms (Ctrl) or has zoomed this chart already
+        if self.zoomed or event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            super().wheelEvent(event)
+            return
+        if not scroll_page(self, event):
+            event.ignore()
 
     # -- drawing ---------------------------------------------------------------------------------
 
     def on_screen(self) -> bool:
-        """Shown and not scrolled out of sight (a grid of many hosts scrolls)."""
-        if not self.isVisible():
-            return False
-        rect, widget = self.rect(), self
-        parent = widget.parentWidget()
-        while parent is not None:   # clipped by every parent: a scroll area's viewport hides the rest
-            rect = rect.translated(widget.pos()).intersected(parent.rect())
-            if rect.isEmpty():
-                return False
-            widget, parent = parent, parent.parentWidget()
-        return True
+        return on_screen(self)
 
     def dirty(self) -> bool:
         return any(c.drawn != c.buffer.version for c in self._curves.values())
@@ -326,7 +390,7 @@ class LivePlot(pg.PlotWidget):
 
     def fit_y(self, x0: float, x1: float) -> None:
         """Fit y to the visible data: 0 to a rounded maximum (never below y_min_top), or the fixed range."""
-        self._show_markers_in(x0, x1)
+        self.marker_strip.set_range(x0, x1)
         if self.y_fixed is not None:
             return
         top = self.y_min_top

@@ -5,9 +5,11 @@ app reads both from the results' metadata (MailSeries); this only draws them.
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from widgets.plot_items import MUTED, ThousandsAxis, small_plot
+from widgets.chart_theme import chart_colours
+from widgets.plot_items import MUTED, ThousandsAxis, escape, small_plot
 from widgets.results_data import MailSeries
 
 ACCEPTS = "#2f6db5"
@@ -38,6 +40,27 @@ class MailCharts(QWidget):
         layout.addWidget(self.accepts_plot)
         layout.addWidget(self.queue_plot)
         self.setVisible(False)
+        self._titles = {self.accepts_plot: ("Messages accepted per second", "seconds since the first attempt"),
+                        self.queue_plot: ("Queue depth (messages, as polled)", "seconds since the storm started")}
+        self._apply_theme()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        themed = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+        if themed and hasattr(self, "_titles"):   # not while __init__ builds the widget
+            self._apply_theme()
+
+    def _apply_theme(self) -> None:
+        """Background, axes and titles in the light or dark theme's colours (the widget's palette)."""
+        colours = chart_colours(self.palette())
+        for plot, (title, x_label) in self._titles.items():
+            plot.setBackground(colours.background)
+            item = plot.getPlotItem()
+            for name in ("left", "bottom"):
+                item.getAxis(name).setPen(pg.mkPen(colours.muted))
+                item.getAxis(name).setTextPen(pg.mkPen(colours.muted))
+            plot.setTitle(f"<span style='color:{colours.ink}; font-size:9pt'>{escape(title)}</span>")
+            item.setLabel("bottom", x_label, color=colours.muted)
 
     def set_series(self, series: MailSeries | None) -> None:
         series = series or MailSeries()

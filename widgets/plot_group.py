@@ -26,6 +26,7 @@ class GroupMember(Protocol):
     def refresh(self) -> int: ...                  # setData calls made
     def newest_t(self) -> float | None: ...
     def fit_y(self, x0: float, x1: float) -> None: ...
+    def show_crosshair(self, x: float | None, readout: bool = True) -> None: ...
 
 
 class PlotGroup(QObject):
@@ -117,6 +118,12 @@ class PlotGroup(QObject):
         if follow and self._active:
             self.frame()
 
+    def crosshair_at(self, source: GroupMember, x: float | None) -> None:
+        """The hovered time in the other plots too (a line, no readout): one moment across the charts."""
+        for plot in self.plots:
+            if plot is not source and shiboken6.isValid(plot) and plot.on_screen():
+                plot.show_crosshair(x, readout=False)
+
     def manual_range(self, _plot: GroupMember) -> None:
         self.set_follow(False)
 
@@ -144,9 +151,15 @@ class PlotGroup(QObject):
             if self._x_range is not None:
                 # only what is on screen moves now (a plot scrolled into view catches up then), and only
                 # a few plots a frame: a one-pixel step spread over a few frames is invisible, while
-                # re-clipping every plot at once makes one frame in thirty slow
-                stale = [p for p in shown if tuple(p.view_box.viewRange()[0]) != self._x_range]
-                self.set_x_range(*self._x_range, plots=stale[:MOVES_PER_FRAME])
+                # re-clipping every plot at once makes one frame in thirty slow. The plots furthest behind
+                # go first, and any plot more than a step behind moves now: when the window moves faster
+                # than a few plots a frame (a replay at 10x), no plot is left showing another time
+                target = self._x_range[1]
+                step = max(1.0, (self.window or target) / WINDOW_STEPS)
+                stale = sorted((p for p in shown if tuple(p.view_box.viewRange()[0]) != self._x_range),
+                               key=lambda p: -abs(p.view_box.viewRange()[0][1] - target))
+                behind = [p for p in stale if abs(p.view_box.viewRange()[0][1] - target) > step * 1.5]
+                self.set_x_range(*self._x_range, plots=stale[:max(MOVES_PER_FRAME, len(behind))])
         for plot in shown:
             x_range = tuple(plot.view_box.viewRange()[0])
             if counts[id(plot)] or self._fitted.get(id(plot)) != x_range:

@@ -10,39 +10,23 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPainter, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject
 
+from widgets.time_axis import ELAPSED, TimeAxis, format_elapsed
+
+__all__ = ["BACKGROUND", "GRID", "INK", "MUTED", "ElapsedAxis", "GridLines", "StackBand", "ThousandsAxis",
+           "escape", "format_elapsed", "nice_ceiling", "small_plot"]
+
 BACKGROUND = "#ffffff"
 INK = "#1f2933"
 MUTED = "#6b7785"
 GRID = "#eceef1"
-_TIME_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 
 
-def format_elapsed(seconds: float, with_hours: bool = False) -> str:
-    """1:05 for 65 s, 1:02:03 past an hour; negative times (before the start) get a minus."""
-    sign = "-" if seconds < 0 else ""
-    total = int(round(abs(seconds)))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours or with_hours:
-        return f"{sign}{hours}:{minutes:02d}:{secs:02d}"
-    return f"{sign}{minutes}:{secs:02d}"
-
-
-class ElapsedAxis(pg.AxisItem):
+class ElapsedAxis(TimeAxis):
     """Seconds since the run started, ticked at whole seconds, minutes and hours (m:ss, h:mm:ss)."""
 
-    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
-        span = abs(maxVal - minVal)
-        if span == 0 or size <= 0:
-            return []
-        most = max(2.0, size / 90.0)   # about one labelled tick per 90 px
-        major = next((s for s in _TIME_STEPS if span / s <= most), _TIME_STEPS[-1] * math.ceil(span / most / 86400))
-        minors = [s for s in _TIME_STEPS if s < major and major % s == 0 and major / s <= 6]
-        return [(float(major), 0.0)] + ([(float(minors[-1]), 0.0)] if minors else [])
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        hours = any(abs(v) >= 3600 for v in values)
-        return [format_elapsed(v * scale, hours) for v in values]
+    def __init__(self, orientation: str = "bottom", **kwargs: object) -> None:
+        super().__init__(orientation, **kwargs)
+        self.mode = ELAPSED
 
 
 class ThousandsAxis(pg.AxisItem):
@@ -107,6 +91,10 @@ class GridLines(QGraphicsObject):
         self.setZValue(-100)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent, False)
 
+    def set_pen(self, colour: str) -> None:
+        self._pen = pg.mkPen(colour)
+        self.update()
+
     def set_lines(self, values: list[float], low: float, high: float) -> None:
         self._values, self._range = values, (low, high)
         self.update()
@@ -123,7 +111,6 @@ class GridLines(QGraphicsObject):
         for value in self._values:
             y = rect.bottom() - (value - low) / (high - low) * rect.height()
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
-
 
 
 def nice_ceiling(value: float) -> float:

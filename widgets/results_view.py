@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.chart_theme import chart_colours
 from widgets.live_plot import MUTED
 from widgets.mail_charts import MailCharts
 from widgets.plot_items import small_plot
@@ -31,8 +32,21 @@ from widgets.run_data import RunState
 
 BAR = "#2f6db5"
 HIGHLIGHTS = {Highlight.CAUTION: QColor("#f6e3b4")}   # cached I/O: pale amber, like the warnings
+HIGHLIGHT_INK = QColor("#5c4500")
 BADGE_STYLE = "background: #c0392b; color: white; font-weight: bold"
 WARN_STYLE = "background: #fff4d6; border: 1px solid #e5c36b; border-radius: 3px; padding: 4px; color: #5c4500;"
+
+
+def themed(plot: pg.PlotWidget, title: str, owner: QWidget) -> pg.PlotWidget:
+    """A stored result's chart in the theme's colours (light or dark), read from the owner's palette."""
+    theme = chart_colours(owner.palette())
+    plot.setBackground(theme.background)
+    plot.setTitle(f"<span style='color:{theme.ink}; font-size:9pt'>{title}</span>")
+    item = plot.getPlotItem()
+    for name in ("left", "bottom"):
+        item.getAxis(name).setPen(pg.mkPen(theme.muted))
+        item.getAxis(name).setTextPen(pg.mkPen(theme.muted))
+    return plot
 
 
 def _item(cell: CellData) -> QTableWidgetItem:
@@ -46,6 +60,7 @@ def _item(cell: CellData) -> QTableWidgetItem:
         item.setToolTip(cell.tip)
     if cell.highlight in HIGHLIGHTS:
         item.setBackground(HIGHLIGHTS[cell.highlight])
+        item.setForeground(HIGHLIGHT_INK)   # dark ink on the pale shade, in the dark theme too
     return item
 
 
@@ -74,7 +89,8 @@ class ResultsView(QWidget):
         self.latency_title = QLabel("<b>Latency percentiles</b> (ms, per job)")
         self.latency_grid = QGridLayout()
         self.latency_plots: dict[str, pg.PlotWidget] = {}
-        self.sweep_plot = small_plot("Concurrency sweep: IOPS vs workers", 240)
+        self.sweep_plot = themed(small_plot("Concurrency sweep: IOPS vs workers", 240),
+                                 "Concurrency sweep: IOPS vs workers", self)
         self.sweep_curve = self.sweep_plot.plot([], [], pen=pg.mkPen(BAR, width=2), symbol="o", symbolSize=7,
                                                 symbolBrush=BAR, symbolPen=None)
         self.sweep_plot.getPlotItem().setLabel("bottom", "workers (log₂)")
@@ -154,7 +170,7 @@ class ResultsView(QWidget):
 
     def _latency_charts(self, charts: tuple[BarChart, ...]) -> None:
         for index, chart in enumerate(charts):
-            plot = small_plot(chart.title)
+            plot = themed(small_plot(chart.title), chart.title, self)
             heights = list(chart.heights)
             plot.addItem(pg.BarGraphItem(x=list(range(len(heights))), height=heights, width=0.6, brush=BAR,
                                          pen=pg.mkPen(None)))

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
-    QListWidgetItem,
     QPushButton,
     QSpinBox,
     QStackedWidget,
@@ -34,6 +33,8 @@ from PySide6.QtWidgets import (
 
 from widgets.format import one_line
 from widgets.live_plot import MUTED
+from widgets.repeat_field import RepeatField
+from widgets.run_hosts import host_item
 from widgets.run_progress import RunProgress
 from widgets.run_service_forms import MailStormForm, RestoreForm
 from widgets.test_forms_data import PresetView, RunChoice, TestForm
@@ -84,7 +85,8 @@ class RunDialog(QDialog):
 
     def __init__(self, hosts: list[str], selected: list[str], busy: set[str] | None = None,
                  parent: QWidget | None = None, *, tests: Sequence[TestForm],
-                 validate: Callable[[str, Mapping[str, Any]], object]) -> None:
+                 validate: Callable[[str, Mapping[str, Any]], object], monitored: set[str] | None = None) -> None:
+        """busy: hosts running a test (they cannot be chosen); monitored: hosts whose monitor the test takes over."""
         super().__init__(parent)
         self.tests = {test.name: test for test in tests if test.name in PAGES}
         missing = sorted(set(PAGES) - set(self.tests))
@@ -94,18 +96,11 @@ class RunDialog(QDialog):
         self.setObjectName("runDialog")
         self.setWindowTitle("Run test")
         self.setMinimumWidth(760)
-        busy = busy or set()
         self.host_list = QListWidget()
         self.host_list.setObjectName("runHosts")
         self.host_list.setMaximumHeight(110)
         for host in hosts:
-            item = QListWidgetItem(host if host not in busy else f"{host} (busy)")
-            item.setData(Qt.ItemDataRole.UserRole, host)
-            flags = Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled
-            item.setFlags(flags if host not in busy else Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if host in selected and host not in busy
-                               else Qt.CheckState.Unchecked)
-            self.host_list.addItem(item)
+            self.host_list.addItem(host_item(host, host in selected, busy or set(), monitored or set()))
         self.test_combo = QComboBox()
         self.test_combo.setObjectName("testCombo")
         for test in self.tests.values():
@@ -227,7 +222,7 @@ class RunDialog(QDialog):
         self.close_button.setObjectName("closeButton")
         self.close_button.setToolTip("Close this dialog; running tests go on (the Live tab shows them)")
         buttons = QHBoxLayout()
-        hint = QLabel("Telemetry and phase markers appear in the Live tab.")
+        hint = QLabel("Telemetry and phase markers appear in the Live tab; the results open when the test ends.")
         hint.setStyleSheet(f"color: {MUTED};")
         buttons.addWidget(hint, 1)
         buttons.addWidget(self.start_button)
@@ -242,6 +237,8 @@ class RunDialog(QDialog):
         choice.addWidget(self.preset_combo)
         choice.addStretch(1)
         top.addRow("Test:", choice)
+        self.repeat = RepeatField()
+        top.addRow("Repeat:", self.repeat)
         self.form = QWidget()
         form_layout = QVBoxLayout(self.form)
         form_layout.setContentsMargins(0, 0, 0, 0)
@@ -344,7 +341,7 @@ class RunDialog(QDialog):
 
     def choice(self) -> RunChoice:
         """The test, its parameters and the hosts to run it on; ValueError when the form is not valid."""
-        return RunChoice(self.test(), self.params(), self.hosts())
+        return RunChoice(self.test(), self.params(), self.hosts(), self.repeat.count(), self.repeat.until_stable())
 
     def validate(self) -> bool:
         """Show the first problem and enable Start only when there is none."""

@@ -1,23 +1,40 @@
-"""Per-host progress of running tests: phase, a progress bar, time left, status and Cancel.
+"""Per-host progress of running tests: phase, a progress bar, time left, status, Cancel (Results once done).
 
-Fed with the run events of each host (phase_start, progress, phase_end, disconnected, reconnected,
-error, done) and with the outcome once the run is stored; it never looks at anything else.
+Fed with the run events of each host (plan, phase_start, progress, phase_end, disconnected,
+reconnected, error, done) and with the outcome once the run is stored; it never looks at anything
+else. Progress and time left come from RunEstimate. Every column has a fixed width, so a row's
+Cancel stays where it is while other rows and texts change; Cancel asks before it stops a test.
 """
 from __future__ import annotations
 
-import time
-
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.run_data import RunEnd, RunState
+from widgets.run_estimate import RunEstimate
 
 CONNECTING, RUNNING, RECONNECTING = RunState.CONNECTING, RunState.RUNNING, RunState.RECONNECTING
 DONE, FAILED, CANCELLED = RunState.DONE, RunState.FAILED, RunState.CANCELLED
 FINAL = (DONE, FAILED, CANCELLED)
+CANCELLING = "cancelling…"
 _COLOURS = {FAILED: "#c0392b", CANCELLED: "#8a6d1f", RECONNECTING: "#b7791f", DONE: "#2e7d4f"}
+_WORDS = {CONNECTING: "connecting…", RUNNING: "running", RECONNECTING: "reconnecting…", DONE: "done",
+          CANCELLED: "cancelled", FAILED: "failed"}
+# column widths in px: fixed, so the buttons at the end of a row never move
+HOST_W, PHASE_W, TIME_W, STATUS_W = 120, 190, 90, 220
+HEADERS = ("Host", "Phase", "Progress", "Time left", "Status")
 
 
 def clock(seconds: float) -> str:
@@ -28,91 +45,144 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+class ElidedLabel(QLabel):
+    """A label of fixed width that ends its text with … when it does not fit; the full text is its tip."""
+
+    def __init__(self, width: int, text: str = "") -> None:
+        super().__init__()
+        self.setFixedWidth(width)
+        self.full_text = ""
+        self.set_full_text(text)
+
+    def set_full_text(self, text: str, tip: str | None = None) -> None:
+        self.full_text = text
+        shown = self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, self.width() - 2)
+        self.setText(shown)
+        self.setToolTip(tip if tip is not None else (text if shown != text else ""))
+
+
 class ProgressRow:
     """The widgets of one host's line (they live in RunProgress's grid)."""
 
-    def __init__(self, host: str, expected: float | None) -> None:
+    def __init__(self, host: str, expected: float | None, test: str = "") -> None:
         self.host = host
+        self.test = test
         self.expected = expected
-        self.began = time.monotonic()
+        self.estimate = RunEstimate(expected)
         self.state = CONNECTING
         self.reason = ""
+        self.note = ""          # what happens before the test connects (its monitor stops first)
         self.phase = ""
-        self.fraction: float | None = None
-        self.eta: float | None = None
-        self.before_end: float | None = None
-        self.host_label = QLabel(f"<b>{host}</b>")
-        self.phase_label = QLabel("—")
+        self.run_id: int | None = None
+        self.host_label = ElidedLabel(HOST_W)
+        self.host_label.setStyleSheet("font-weight: bold;")
+        self.host_label.set_full_text(host)
+        self.phase_label = ElidedLabel(PHASE_W, "—")
         self.phase_label.setObjectName("phaseLabel")
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(True)
-        self.bar.setMinimumWidth(160)
-        self.time_label = QLabel("")
+        self.bar.setMinimumWidth(100)
+        self.time_label = ElidedLabel(TIME_W)
         self.time_label.setObjectName("timeLeftLabel")
-        self.status_label = QLabel("")
+        self.status_label = ElidedLabel(STATUS_W)
         self.status_label.setObjectName("statusLabel")
-        self.status_label.setMinimumWidth(180)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setObjectName("cancelHostButton")
-        self.cancel_button.setToolTip(f"Stop the test on {host}; its files are removed, the run is stored as "
-                                      "cancelled")
+        self.cancel_button.setToolTip(f"Stop the test on {host} (asks first); its files are removed, the run is "
+                                      "stored as cancelled")
+        self.results_button = QPushButton("Results")
+        self.results_button.setObjectName("resultsHostButton")
+        self.results_button.setToolTip(f"Show the results of {host}'s run")
+        self.results_button.hide()   # it takes Cancel's place once the run is done and stored
         self.widgets: tuple[QWidget, ...] = (self.host_label, self.phase_label, self.bar, self.time_label,
-                                             self.status_label, self.cancel_button)
+                                             self.status_label, self.cancel_button, self.results_button)
         self.refresh()
 
+    @property
+    def fraction(self) -> float | None:
+        return self.estimate.fraction()
+
     def time_left(self) -> str:
-        """The phase's time left (from eta_s) and, when the test said how long it takes, about how long in all."""
+        """What is left ("~" when part of it is a guess); nothing once the run is over."""
         if self.state in FINAL:
-            return clock(time.monotonic() - self.began) + " in all" if self.state == DONE else ""
-        parts = []
-        if self.eta is not None:
-            parts.append(f"{clock(self.eta)} left")
-        if self.expected:
-            overall = self.expected - (time.monotonic() - self.began)
-            if overall > 0 and (self.eta is None or overall > self.eta + 1):
-                parts.append(f"~{clock(overall)} in all")
-        return " · ".join(parts)
+            return "—"
+        left = self.estimate.seconds_left()
+        if left is None:
+            return ""
+        seconds, guess = left
+        if seconds < 1.0:
+            return "finishing…"
+        return f"{'~' if guess else ''}{clock(seconds)} left"
+
+    def status_text(self) -> str:
+        text = _WORDS[self.state]
+        if self.state not in FINAL and self.reason == CANCELLING:
+            return CANCELLING
+        if self.state == CONNECTING and self.note and not self.reason:
+            return self.note
+        if self.state in (DONE, CANCELLED) and self.estimate.ended is not None:
+            text = f"{text} in {clock(self.estimate.elapsed)}"
+        return f"{text}: {self.reason}" if self.reason else text
 
     def refresh(self) -> None:
-        self.phase_label.setText(self.phase or "—")
-        if self.state == DONE:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(1000)
-        elif self.fraction is None and self.state in (CONNECTING, RUNNING, RECONNECTING):
-            self.bar.setRange(0, 0)    # busy indicator until a test says how far it is
+        self.phase_label.set_full_text(self.phase or "—")
+        fraction = self.fraction
+        if fraction is None and self.state not in FINAL:
+            self.bar.setRange(0, 0)    # busy indicator until the test says how far it is
+            self.bar.setFormat("")
         else:
             self.bar.setRange(0, 1000)
-            self.bar.setValue(int(round((self.fraction or 0.0) * 1000)))
-        self.bar.setFormat("%p%" if self.fraction is not None or self.state == DONE else "")
-        self.time_label.setText(self.time_left())
-        text = {CONNECTING: "connecting…", RUNNING: "running", RECONNECTING: "reconnecting…", DONE: "done",
-                CANCELLED: "cancelled", FAILED: "failed"}[self.state]
-        if self.reason:
-            text = f"{text}: {self.reason}"
-        self.status_label.setText(one_line(text, 120))
-        self.status_label.setToolTip(self.reason)
+            self.bar.setValue(int((fraction or 0.0) * 1000))   # truncated: 99.9 % never reads 100 %
+            self.bar.setFormat("%p%")
+        self.time_label.set_full_text(self.time_left())
+        text = one_line(self.status_text(), 200)
+        self.status_label.set_full_text(text, text if self.reason else None)
         colour = _COLOURS.get(self.state)
         self.status_label.setStyleSheet(f"color: {colour};" if colour else "")
         self.cancel_button.setEnabled(self.state not in FINAL)
+        stored = self.state == DONE and self.run_id is not None
+        self.cancel_button.setVisible(not stored)
+        self.results_button.setVisible(stored)
+
+
+def overall_line(rows: list[ProgressRow]) -> str:
+    """The header: the test(s) and every host's state, e.g. "Test: disk — db1 done · db2 cancelled"."""
+    if not rows:
+        return ""
+    tests = list(dict.fromkeys(row.test for row in rows if row.test))
+    head = f"Test: {tests[0]}" if len(tests) == 1 else "Tests" if tests else "Test"
+    if len(rows) <= 4:
+        states = " · ".join(f"{row.host} {_WORDS[row.state].rstrip('…')}" for row in rows)
+    else:
+        counts: dict[str, int] = {}
+        for row in rows:
+            word = _WORDS[row.state].rstrip("…")
+            counts[word] = counts.get(word, 0) + 1
+        states = ", ".join(f"{count} {word}" for word, count in counts.items())
+    return f"{head} — {states}"
 
 
 class RunProgress(QWidget):
-    """One row per host; Cancel per host and Cancel all."""
+    """One row per host; Cancel per host and Cancel all (both ask first); Results once a host is done."""
 
-    cancel_requested = Signal(str)     # host
-    cancel_all_requested = Signal()
+    cancel_requested = Signal(str)     # host (confirmed)
+    cancel_all_requested = Signal()    # confirmed
+    results_requested = Signal(str, int)   # host, run id
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("runProgress")
         self.rows: dict[str, ProgressRow] = {}
+        self.confirm_box: QMessageBox | None = None
         self.title = QLabel("")
         self.title.setObjectName("runProgressTitle")
+        self.title.setStyleSheet("font-weight: bold;")
         self.cancel_all_button = QPushButton("Cancel all")
         self.cancel_all_button.setObjectName("cancelAllButton")
-        self.cancel_all_button.setToolTip("Stop the test on every host; the runs are stored as cancelled")
-        self.cancel_all_button.clicked.connect(lambda _checked=False: self.cancel_all_requested.emit())
+        self.cancel_all_button.setToolTip("Stop the test on every host (asks first); the runs are stored as "
+                                          "cancelled")
+        self.cancel_all_button.clicked.connect(lambda _checked=False: self._confirm(None))
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.title, 1)
@@ -121,7 +191,7 @@ class RunProgress(QWidget):
         self._grid.setHorizontalSpacing(10)
         self._grid.setVerticalSpacing(3)
         self._grid.setColumnStretch(2, 1)
-        for column, text in enumerate(("Host", "Phase", "Progress", "Time left", "Status")):
+        for column, text in enumerate(HEADERS):
             header = QLabel(text)
             header.setStyleSheet(f"color: {MUTED};")
             self._grid.addWidget(header, 0, column)
@@ -129,28 +199,29 @@ class RunProgress(QWidget):
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addLayout(top)
         layout.addLayout(self._grid)
+        layout.addStretch(1)   # spare height goes below the rows: a row never moves down as others come
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self._next_row = 1
         self._update()
 
     def clear(self) -> None:
-        for row in self.rows.values():
-            for widget in row.widgets:
-                self._grid.removeWidget(widget)
-                widget.deleteLater()
-        self.rows.clear()
+        for host in list(self.rows):
+            self._grid_remove(host)
+        self._next_row = 1
         self._update()
 
     def add_host(self, host: str, expected: float | None = None, test: str = "") -> ProgressRow:
-        """A host's row, connecting; `expected` = the test's expected seconds (for the overall time left)."""
+        """A host's row, connecting; `expected` = the test's upper bound in seconds (used without a plan)."""
         if host in self.rows:
             self._grid_remove(host)
-        row = ProgressRow(host, expected)
-        index = len(self.rows) + 1
-        for column, widget in enumerate(row.widgets):
-            self._grid.addWidget(widget, index, column, Qt.AlignmentFlag.AlignVCenter)
-        row.cancel_button.clicked.connect(lambda _checked=False, h=host: self.cancel_requested.emit(h))
+        row = ProgressRow(host, expected, test)
+        # a new row goes below the others: the rows above, and their buttons, stay where they are
+        for column, widget in enumerate(row.widgets):   # Results shares Cancel's cell: one shows at a time
+            self._grid.addWidget(widget, self._next_row, min(column, len(HEADERS)), Qt.AlignmentFlag.AlignVCenter)
+        self._next_row += 1
+        row.cancel_button.clicked.connect(lambda _checked=False, h=host: self._confirm(h))
+        row.results_button.clicked.connect(lambda _checked=False, r=row: self._results(r))
         self.rows[host] = row
-        if test:
-            self.title.setText(f"<b>Test: {test}</b>")
         self._update()
         return row
 
@@ -161,25 +232,72 @@ class RunProgress(QWidget):
             self._grid.removeWidget(widget)
             widget.deleteLater()
 
+    def _results(self, row: ProgressRow) -> None:
+        if row.run_id is not None:
+            self.results_requested.emit(row.host, row.run_id)
+
+    # -- cancel, confirmed -----------------------------------------------------------------------
+
+    def _confirm(self, host: str | None) -> QMessageBox | None:
+        """Ask before stopping (one host, or all when host is None); the answer comes back later."""
+        hosts = [host] if host is not None else self.running()
+        hosts = [h for h in hosts if h in self.rows and self.rows[h].state not in FINAL]
+        if not hosts:
+            return None
+        if self.confirm_box is not None:
+            self.confirm_box.close()
+        which = hosts[0] if host is not None else ", ".join(hosts)
+        tests = sorted({self.rows[h].test for h in hosts if self.rows[h].test})
+        what = f"the {tests[0]} test" if len(tests) == 1 else "the test"
+        box = QMessageBox(QMessageBox.Icon.Question, "Cancel the test?",
+                          f"Stop {what} on {which}?\n\nWhat it measured so far is stored as a cancelled run; "
+                          "its files on the host are removed.",
+                          QMessageBox.StandardButton.NoButton, self)
+        box.setObjectName("confirmCancelBox")
+        box.addButton("Stop the test", QMessageBox.ButtonRole.AcceptRole)
+        keep = box.addButton("Keep running", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.accepted.connect(lambda: self._confirmed(host, hosts))
+        box.finished.connect(lambda _result: self._forget_box(box))
+        self.confirm_box = box
+        box.open()   # window-modal, no nested event loop
+        return box
+
+    def _forget_box(self, box: QMessageBox) -> None:
+        if self.confirm_box is box:
+            self.confirm_box = None
+
+    def _confirmed(self, host: str | None, hosts: list[str]) -> None:
+        for name in hosts:
+            self.set_cancelling(name)
+        if host is None:
+            self.cancel_all_requested.emit()
+        else:
+            self.cancel_requested.emit(host)
+
+    # -- what happens ----------------------------------------------------------------------------
+
     def add_event(self, host: str, event: dict) -> None:
         row = self.rows.get(host)
+        if row is not None and event.get("type") == "repeat":   # the next run of a repeated test starts afresh
+            row.estimate, row.state, row.reason, row.phase = RunEstimate(row.expected), CONNECTING, "", ""
+            count = "" if event.get("until_stable") else f" of {event.get('of')}"
+            row.host_label.set_full_text(f"{host} · run {event.get('index')}{count}")
+            row.refresh()
+            self._update()
+            return
         if row is None or row.state in FINAL:
             return
         kind = event.get("type")
-        if kind in ("started", "start", "reconnected"):
+        if kind in ("plan", "phase_start", "progress", "phase_end"):
+            row.estimate.add_event(event)
+        if kind in ("started", "start", "reconnected", "plan", "progress"):
             row.state = RUNNING
         elif kind == "phase_start":
             row.state, row.phase = RUNNING, str(event.get("label") or event.get("phase") or "")
-            row.fraction, row.eta = 0.0, None
-        elif kind == "progress":
-            row.state = RUNNING
-            fraction = event.get("fraction")
-            row.fraction = min(1.0, max(0.0, float(fraction))) if isinstance(fraction, (int, float)) else None
-            eta = event.get("eta_s")
-            row.eta = float(eta) if isinstance(eta, (int, float)) else None
-        elif kind == "phase_end":
-            # a cancelled phase ends too: keep how far it got, to show that instead of 100%
-            row.before_end, row.fraction, row.eta = row.fraction, 1.0, None
+        elif kind == "handover":
+            row.note = one_line(str(event.get("message") or ""))
         elif kind == "disconnected":
             row.state = RECONNECTING
         elif kind == "error":
@@ -187,8 +305,9 @@ class RunProgress(QWidget):
         elif kind == "done":
             status = str(event.get("status") or DONE)
             row.state = RunState(status) if status in FINAL else FAILED
+            row.estimate.finish(str(row.state))
             row.reason = one_line(str(event.get("error") or row.reason)) if row.state != DONE else ""
-        else:
+        elif kind != "phase_end":
             return
         row.refresh()
         self._update()
@@ -197,13 +316,14 @@ class RunProgress(QWidget):
         """The run is over (stored as run_id) or never started (status "failed" with the reason)."""
         row = self.rows.get(host) or self.add_host(host)
         row.state = RunState(status) if status in FINAL else FAILED
+        row.estimate.finish(str(row.state))
+        row.run_id = run_id
         if row.state == DONE:
             row.reason = f"stored as run #{run_id}" if run_id is not None else ""
-            row.fraction = 1.0
         else:
             row.reason = one_line(reason or row.reason)
-            if row.before_end is not None:
-                row.fraction = row.before_end
+            if row.reason == CANCELLING:
+                row.reason = ""
         row.refresh()
         self._update()
 
@@ -218,25 +338,25 @@ class RunProgress(QWidget):
     def set_cancelling(self, host: str) -> None:
         row = self.rows.get(host)
         if row is not None and row.state not in FINAL:
-            row.reason = "cancelling…"
+            row.reason = CANCELLING
+            row.refresh()
+
+    def set_note(self, host: str, note: str) -> None:
+        """A word on a host that is not running yet (e.g. waiting for its monitor to hand over)."""
+        row = self.rows.get(host)
+        if row is not None and row.state not in FINAL:
+            row.reason = note
             row.refresh()
 
     def tick(self) -> None:
         """Count the time left down between events (a timer of the owner calls this once a second)."""
         for row in self.rows.values():
             if row.state not in FINAL:
-                if row.eta is not None:
-                    row.eta = max(0.0, row.eta - 1.0)
-                row.time_label.setText(row.time_left())
+                row.refresh()
 
     def running(self) -> list[str]:
         return [h for h, row in self.rows.items() if row.state not in FINAL]
 
     def _update(self) -> None:
-        running = self.running()
-        self.cancel_all_button.setEnabled(bool(running))
-        if self.rows and not running:
-            failed = sum(row.state == FAILED for row in self.rows.values())
-            cancelled = sum(row.state == CANCELLED for row in self.rows.values())
-            end = f" — {failed} failed" if failed else " — cancelled" if cancelled else " — finished"
-            self.title.setText(self.title.text().split(" — ")[0] + end)
+        self.cancel_all_button.setEnabled(bool(self.running()))
+        self.title.setText(overall_line(list(self.rows.values())))

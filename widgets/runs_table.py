@@ -4,7 +4,14 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelection,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
@@ -99,7 +106,40 @@ class RunsTable(QTableView):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
 
     def set_runs(self, runs: list[RunRow]) -> None:
-        self.runs_model.set_runs(runs)
+        """New rows (a reload): the selection, the current run and the scroll position stay.
+
+        selectionChanged is emitted only when what is selected changed (a run gone, a run that ended),
+        so a reload does not make the owner load the same results again.
+        """
+        before = [(run.id, run.status) for run in self.selected_runs()]
+        current = self._run_id_at(self.currentIndex())
+        scroll = self.verticalScrollBar().value()
+        selection = self.selectionModel()
+        selection.blockSignals(True)
+        try:
+            self.runs_model.set_runs(runs)
+            self.select_runs([run_id for run_id, _status in before])
+            row = self._row_of(current)
+            if row is not None:
+                selection.setCurrentIndex(self._proxy.index(row, 0), selection.SelectionFlag.NoUpdate)
+        finally:
+            selection.blockSignals(False)
+        self.verticalScrollBar().setValue(scroll)
+        if [(run.id, run.status) for run in self.selected_runs()] != before:
+            selection.selectionChanged.emit(QItemSelection(), QItemSelection())
+
+    def _run_id_at(self, index: QModelIndex) -> int | None:
+        if not index.isValid():
+            return None
+        return self.runs_model.run_at(self._proxy.mapToSource(index).row()).id
+
+    def _row_of(self, run_id: int | None) -> int | None:
+        if run_id is None:
+            return None
+        for row in range(self._proxy.rowCount()):
+            if self._run_id_at(self._proxy.index(row, 0)) == run_id:
+                return row
+        return None
 
     def selected_runs(self) -> list[RunRow]:
         rows = {self._proxy.mapToSource(i).row() for i in self.selectionModel().selectedRows()}

@@ -60,3 +60,5 @@ class RunChoice:
     test: str
     params: dict[str, Any]
     hosts: list[str] = field(default_factory=list)
+    repeat: int = 1              # runs per host; with until_stable, the most runs
+    until_stable: bool = False   # run again until the test's figure is stable (at least 3 runs)

@@ -74,6 +74,15 @@ def _metrics(test: str, results: Sequence[tuple[str, str]], jobs: Sequence[JobSp
     return compared
 
 
+def _consistency(tests: Mapping[str, TestKind]) -> tuple[MetricSpec, ...]:
+    """The consistency figures, each checked against the results its test stores."""
+    for item in presentation.CONSISTENCY:
+        units = [unit for template, unit in tests[item.test].results if _pattern(template).match(item.metric)]
+        if item.unit not in units:
+            raise CatalogueError(f"{item.test}: the consistency figure {item.metric} is not a result in {item.unit}")
+    return presentation.CONSISTENCY
+
+
 def build_catalogue() -> Catalogue:
     agent, shown = set(benches.names()), set(presentation.MENU_LABELS)
     if agent != shown:
@@ -83,7 +92,8 @@ def build_catalogue() -> Catalogue:
     for name, menu_label in presentation.MENU_LABELS.items():
         described = benches.describe(name)
         jobs = _jobs(name, described["jobs"])
-        results = tuple((str(t), str(u)) for t, u in described["metrics"])
+        results = tuple((str(t), str(u)) for t, u in described["metrics"]) + presentation.WORKBENCH_RESULTS.get(
+            name, ())
         tests[name] = TestKind(name=name, label=presentation.TEST_LABELS.get(name, name), menu_label=menu_label,
                                params=tuple(_param(p) for p in described["params"]),
                                presets=_presets(name, described["presets"]), jobs=jobs, results=results,
@@ -98,4 +108,4 @@ def build_catalogue() -> Catalogue:
         raise CatalogueError(f"comparison metrics for tests the agent does not have: {', '.join(stray)}")
     return Catalogue(tests=MappingProxyType(tests), labels=MappingProxyType(dict(presentation.TEST_LABELS)),
                      job_labels=MappingProxyType(dict(presentation.JOB_LABELS)),
-                     compared=presentation.COMPARED)
+                     compared=presentation.COMPARED, consistency=_consistency(tests))

@@ -63,6 +63,7 @@ class MetricSpec:
     better: str         # HIGHER or LOWER
     headline: bool = False   # the figure that decides "the winner" of its test in the summary
     derived: bool = False    # computed from several results (the best point of the sweep), not stored as is
+    qualifies: str = ""      # a consistency figure: the key of the figure it stands beside
 
     @property
     def metric(self) -> str:
@@ -134,6 +135,8 @@ class Catalogue:
     labels: Mapping[str, str]        # test -> its name in tables, also for "monitor" (not a test to run)
     job_labels: Mapping[str, str]    # agent job name -> label, in the order a reader expects the jobs
     compared: tuple[MetricSpec, ...]
+    # how steady each compared figure was (variation, latency tail, CPU steal), stored by the workbench
+    consistency: tuple[MetricSpec, ...] = ()
 
     def test(self, name: str) -> TestKind:
         if name not in self.tests:
@@ -151,6 +154,11 @@ class Catalogue:
 
     def compared_metrics(self) -> tuple[MetricSpec, ...]:
         return self.compared
+
+    def consistency_for(self, key: str) -> tuple[MetricSpec, ...]:
+        """The consistency figures shown beside the compared figure `key`, e.g. for "disk:randread_4k.iops"
+        its variation (%), its job's p99/p50 latency ratio and the CPU steal while it ran."""
+        return tuple(item for item in self.consistency if item.qualifies == key)
 
     def metric(self, key: str) -> MetricSpec:
         for item in self.compared:

@@ -11,10 +11,10 @@ from app.catalogue.model import HIGHER, LOWER, MetricSpec
 
 # the run dialog's order and names
 MENU_LABELS = {"disk": "Disk", "cpu": "CPU", "idle": "Idle (demo)", "mailstorm": "Mail storm",
-               "restore": "Restore (PostgreSQL)"}
+               "restore": "Restore (PostgreSQL)", "shared-storage": "Shared storage (many clients)"}
 # names in tables, headings and the report ("monitor" is a stored run that is not a test)
 TEST_LABELS = {"disk": "Disk", "cpu": "CPU", "mailstorm": "Mail storm", "restore": "Restore", "idle": "Idle",
-               "monitor": "Monitor"}
+               "monitor": "Monitor", "shared-storage": "Shared storage"}
 # the agent's disk job names (remote/agent/bench_disk.py) as a reader names them, in the order a reader expects
 JOB_LABELS = {"randread_4k": "Random read 4 KiB", "randread_1m": "Random read 1 MiB",
               "syncwrite_4k": "Sync write 4 KiB", "syncwrite_1m": "Sync write 1 MiB",
@@ -73,4 +73,39 @@ COMPARED: tuple[MetricSpec, ...] = (
     MetricSpec("restore:restore_j1.total_s", "restore", "Restore -j 1", "s", LOWER),
     MetricSpec("restore:restore_jN.total_s", "restore", "Restore -j N", "s", LOWER, headline=True),
     MetricSpec("restore:file_restore.total_s", "restore", "File-level restore", "s", LOWER, headline=True),
+    # the TOTAL run of a shared-storage sweep: the highest total of its steps (app/engine/shared_run.py)
+    MetricSpec("shared-storage:sweep.best_ops", "shared-storage", "Shared storage, best total", "op/s", HIGHER,
+               headline=True),
 )
+
+
+# -- consistency: how steady each figure was (stored by the workbench, app/engine/consistency.py) ----
+
+# the results the workbench adds to what the agent reports, by test: metric template and unit
+WORKBENCH_RESULTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "disk": (("{job}.{quantity}.cv", "%"), ("{job}.p99_over_p50", "x"), ("{job}.steal", "%")),
+    "cpu": (("{phase}.cv", "%"), ("{phase}.steal", "%")),
+    "mailstorm": (("accepted_per_s.cv", "%"), ("storm.steal", "%")),
+    "shared-storage": (("sweep.best_ops", "op/s"), ("{step}.start_spread", "ms")),
+}
+# tests whose figures are not named after the phase that measured them: that phase's name
+STEAL_PHASE = {"mailstorm": "storm"}
+
+
+def _consistency_of(item: MetricSpec) -> tuple[MetricSpec, ...]:
+    """The variation of a rate the agent measured per interval, its disk job's latency tail and the steal
+    during its phase."""
+    if item.derived or item.better != HIGHER or item.unit not in ("IOPS", "MB/s", "ops/s", "msg/s"):
+        return ()
+    test, metric = item.test, item.metric
+    phase = STEAL_PHASE.get(test, metric.partition(".")[0])
+    out = [MetricSpec(f"{item.key}.cv", test, f"{item.label}, variation", "%", LOWER, qualifies=item.key)]
+    if test == "disk":
+        out.append(MetricSpec(f"{test}:{phase}.p99_over_p50", test, f"{item.label}, p99/p50 latency", "x", LOWER,
+                              qualifies=item.key))
+    out.append(MetricSpec(f"{test}:{phase}.steal", test, f"{item.label}, CPU steal", "%", LOWER,
+                          qualifies=item.key))
+    return tuple(out)
+
+
+CONSISTENCY: tuple[MetricSpec, ...] = tuple(spec for item in COMPARED for spec in _consistency_of(item))

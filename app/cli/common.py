@@ -1,4 +1,4 @@
-"""Small pieces the CLI commands share: output, prompts, usage errors."""
+"""Small pieces the CLI commands share: output, prompts, usage errors, hosts named by group (@TAG)."""
 from __future__ import annotations
 
 import argparse
@@ -7,9 +7,11 @@ import math
 import re
 import sys
 from datetime import datetime
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
+from app.engine.hosts_map import GROUP_PREFIX, hosts_tagged, tag_problem
 from app.errors import AppError
+from remote.hostspec import HostSpec
 
 
 class UsageError(AppError):
@@ -39,6 +41,51 @@ class EscapingStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+class HostInventory(Protocol):
+    def list_hosts(self) -> list[HostSpec]: ...
+
+
+def expand_hosts(bench: HostInventory, names: list[str]) -> list[str]:
+    """Host arguments as hosts: NAME itself, @TAG every host with that tag; each host once, in the order given.
+
+    An unknown tag is a UsageError naming how to tag hosts; unknown names are left to the command
+    (it says how to add them).
+    """
+    hosts: dict[str, None] = {}
+    inventory: list[HostSpec] | None = None
+    for name in names:
+        if not name.startswith(GROUP_PREFIX):
+            hosts.setdefault(name)
+            continue
+        tag = name[len(GROUP_PREFIX):]
+        problem = tag_problem(tag)
+        if problem:
+            raise UsageError(f"{name}: {problem}")
+        inventory = inventory if inventory is not None else bench.list_hosts()
+        tagged = hosts_tagged(inventory, tag)
+        if not tagged:
+            known = sorted({t for spec in inventory for t in spec.tags})
+            raise UsageError(f"no host has the tag {tag!r}: tag hosts with `benchbay host edit NAME --tag {tag}`"
+                             + (f" (tags in use: {', '.join(known)})" if known else ""))
+        for host in tagged:
+            hosts.setdefault(host)
+    return list(hosts)
+
+
+def changed_tags(current: tuple[str, ...], add: list[str], remove: list[str]) -> tuple[str, ...]:
+    """A host's tags after --tag (add) and --untag (remove); a leading @ is allowed, case is kept as first given."""
+    gone = {tag.removeprefix(GROUP_PREFIX).lower() for tag in remove}
+    tags = [tag for tag in current if tag.lower() not in gone]
+    for given in add:
+        tag = given.strip().removeprefix(GROUP_PREFIX)
+        problem = tag_problem(tag)
+        if problem:
+            raise UsageError(f"--tag: {problem}")
+        if tag.lower() not in {t.lower() for t in tags}:
+            tags.append(tag)
+    return tuple(tags)
 
 
 MAX_ID = 2**63 - 1          # the largest id any store can hold (a signed 64-bit integer)

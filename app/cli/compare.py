@@ -4,16 +4,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from app.cli.common import UsageError, print_json, stored_id
 from app.cli.exits import Exit
 from app.compare.model import Cell, Comparison, build, load_inputs
+from app.compare.prices import parse_price, price_to_json
 from app.compare.table import csv_text, text_table
+from app.compare.ties import TIE_RULE
 from app.report.content import PAGE_SIZES, ReportError, ReportOptions
 from app.util.atomic_file import write_text_atomically
 from app.workbench import Workbench
+from storage.records import HostPrice
 
 _app: Any = None   # the QGuiApplication made for drawing the PDF; lives as long as the process
 
@@ -30,6 +34,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--author", default="")
     cmd.add_argument("--logo", metavar="FILE", help="an image for the title page")
     cmd.add_argument("--page-size", choices=PAGE_SIZES, default="A4")
+    cmd.add_argument("--price", action="append", default=[], metavar="HOST=PRICE", type=price_argument,
+                     help="a host's price for this comparison, over the inventory's (benchbay host edit --price): "
+                          "'db1=120 EUR/month' or 'db1=3400 EUR/once', then optionally ', DATE, SOURCE'; "
+                          "figures per price unit are added to the table, the CSV and the PDF")
     cmd.set_defaults(handler=_compare)
 
 
@@ -38,7 +46,7 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
         raise ReportError(f"no logo file {args.logo}")
     inputs = load_inputs(bench, args.run_ids)
     try:
-        comparison = build(inputs, args.baseline)
+        comparison = build(inputs, args.baseline, dict(args.price))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     written = []
@@ -56,6 +64,14 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
     print(text_table(comparison).text())
     print()
     print(comparison.summary())
+    if comparison.price_lines():
+        print()
+        print("Prices:")
+        for line in comparison.price_lines():
+            print(f"  {line}")
+    if any(cell.tie for row in comparison.rows for cell in row.cells.values()):
+        print()
+        print(f"Ties: {TIE_RULE}")
     lines = comparison.caveat_lines()
     if lines:
         print()
@@ -87,12 +103,26 @@ def _write_pdf(bench: Workbench, args: argparse.Namespace) -> int:
         _app = QGuiApplication(["benchbay"])
     options = ReportOptions(title=args.title, customer=args.customer, author=args.author, logo_path=args.logo,
                             page_size=args.page_size)
-    return write_pdf(gather(bench, args.run_ids, args.baseline, options), args.pdf)
+    return write_pdf(gather(bench, args.run_ids, args.baseline, options, dict(args.price)), args.pdf)
 
 
 def _cell_json(cell: Cell) -> dict[str, Any]:
     return {"value": cell.value, "text": cell.text, "note": cell.note, "ratio": cell.ratio,
-            "ratio_text": cell.ratio_text, "best": cell.best, "caveats": [c.tag for c in cell.caveats]}
+            "ratio_text": cell.ratio_text, "best": cell.best, "verdict": cell.verdict, "margin": cell.margin,
+            "spread": asdict(cell.spread) if cell.spread is not None else None, "repeats": cell.repeats,
+            "caveats": [c.tag for c in cell.caveats]}
+
+
+def price_argument(text: str) -> tuple[str, HostPrice]:
+    """argparse type of --price: "HOST=AMOUNT CURRENCY/PERIOD[, DATE[, SOURCE]]"."""
+    host, sep, rest = text.partition("=")
+    if not sep or not host.strip():
+        raise argparse.ArgumentTypeError(f"expected HOST=PRICE, e.g. 'db1=120 EUR/month', not {text[:60]!r}")
+    parts = [part.strip() for part in rest.split(",", 2)] + ["", ""]
+    try:
+        return host.strip(), parse_price(parts[0], parts[1], parts[2])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--price {host.strip()}: {exc}") from None
 
 
 def comparison_json(comparison: Comparison) -> dict[str, Any]:
@@ -106,6 +136,8 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
                   "cells": {key: _cell_json(cell) for key, cell in row.cells.items()},
                   "caveats": [{"tag": c.tag, "text": c.text} for c in row.caveats]}
                  for row in comparison.rows],
+        "prices": {row.label: price_to_json(row.price) for row in comparison.rows if row.price is not None},
+        "tie_rule": TIE_RULE,
         "summary": comparison.summary(),
         "winners": comparison.winners(),
         "caveats": comparison.caveat_lines(),

@@ -5,13 +5,16 @@ import argparse
 import getpass
 import sys
 
-from app.cli.common import UsageError, confirm, interactive, print_json, print_table
+from app.cli.common import UsageError, changed_tags, confirm, interactive, print_json, print_table
+from app.compare.prices import parse_price, price_text, price_to_json
+from app.engine.host_prices import host_prices, set_host_price
 from app.summary.facts import facts_lines
 from app.workbench import Workbench
 from remote.errors import HostKeyChanged, HostKeyError, PasswordRequired, UnknownHostKey
 from remote.hostspec import AUTH_KEY, AUTH_METHODS, HostSpec
 from remote.run_dir import run_dir_problem
 from storage.hosts import host_name_problem
+from storage.records import HostPrice
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -68,6 +71,14 @@ def _host_options(p: argparse.ArgumentParser, address_required: bool) -> None:
     p.add_argument("--run-dir", metavar="DIR", help="where run directories go first on this host (absolute or "
                    "~/...; '' = $TMPDIR, /tmp, /var/tmp, whichever has room)")
     p.add_argument("--notes")
+    p.add_argument("--price", metavar="PRICE", help="what the host costs, for figures per price unit in "
+                   "comparisons: '120 EUR/month' (a rent) or '3400 EUR/once' (a purchase)")
+    p.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was seen (with --price)")
+    p.add_argument("--price-source", metavar="TEXT", help="where the price was seen (with --price)")
+    p.add_argument("--no-price", action="store_true", help="forget the host's price")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG", dest="tags",
+                   help="put the host in a group, e.g. rack3 (repeatable): `benchbay run @rack3` runs on the group")
+    p.add_argument("--untag", action="append", default=[], metavar="TAG", help="take the host out of a group")
 
 
 def _port(text: str) -> int:
@@ -93,6 +104,8 @@ def _spec_from_args(base: HostSpec, args: argparse.Namespace) -> HostSpec:
         changes["auth"] = AUTH_KEY
     if args.auth is not None:
         changes["auth"] = args.auth
+    if args.tags or args.untag:
+        changes["tags"] = changed_tags(base.tags, args.tags, args.untag)
     spec = base.with_changes(**changes)
     problem = run_dir_problem(spec.run_dir)
     if problem:
@@ -100,6 +113,20 @@ def _spec_from_args(base: HostSpec, args: argparse.Namespace) -> HostSpec:
     if spec.auth == AUTH_KEY and not spec.key_path:
         raise UsageError("--auth key needs --key PATH")
     return spec
+
+
+def _price_from_args(args: argparse.Namespace) -> HostPrice | None:
+    """The price the options give (None: none given); checked before anything is stored."""
+    if args.no_price and (args.price or args.price_date or args.price_source):
+        raise UsageError("--no-price forgets the price: leave out --price, --price-date and --price-source")
+    if not args.price:
+        if args.price_date or args.price_source:
+            raise UsageError("--price-date and --price-source go with --price AMOUNT CURRENCY/month")
+        return None
+    try:
+        return parse_price(args.price, args.price_date or "", args.price_source or "")
+    except ValueError as exc:
+        raise UsageError(f"--price: {exc}") from None
 
 
 def _validate_name(name: str) -> None:
@@ -113,7 +140,10 @@ def _add(bench: Workbench, args: argparse.Namespace) -> int:
     spec = _spec_from_args(HostSpec(name=args.name), args)
     if not spec.address and args.name not in bench.ssh_config_aliases():
         raise UsageError(f"--address is needed: {args.name!r} is not a Host in ~/.ssh/config")
+    price = _price_from_args(args)
     bench.add_host(spec)
+    if price is not None:
+        set_host_price(bench, spec.name, price)
     print(f"added {spec.name}")
     return 0
 
@@ -126,21 +156,27 @@ def _edit(bench: Workbench, args: argparse.Namespace) -> int:
     if args.rename:
         _validate_name(args.rename)
         spec = spec.with_changes(name=args.rename)
+    price = _price_from_args(args)
     bench.update_host(args.name, spec)
+    if price is not None or args.no_price:
+        set_host_price(bench, spec.name, price)
     print(f"updated {spec.name}")
     return 0
 
 
 def _list(bench: Workbench, args: argparse.Namespace) -> int:
     hosts = bench.list_hosts()
+    prices = host_prices(bench)
     if args.json:
-        print_json([_host_json(h) for h in hosts])
+        print_json([dict(_host_json(h), price=price_to_json(prices[h.name]) if h.name in prices else None)
+                    for h in hosts])
         return 0
     rows = []
     for h in hosts:
         where = "this computer" if h.is_local else _where(h)
-        rows.append([h.name, where, h.auth if not h.is_local else "-", h.jump or "-"])
-    print_table(["NAME", "ADDRESS", "AUTH", "JUMP"], rows)
+        rows.append([h.name, where, h.auth if not h.is_local else "-", h.jump or "-", ",".join(h.tags) or "-"]
+                    + ([price_text(prices[h.name]) if h.name in prices else "-"] if prices else []))
+    print_table(["NAME", "ADDRESS", "AUTH", "JUMP", "TAGS"] + (["PRICE"] if prices else []), rows)
     return 0
 
 
@@ -154,7 +190,7 @@ def _host_json(h: HostSpec) -> dict:
     return {
         "name": h.name, "local": h.is_local, "address": h.address, "port": h.port, "user": h.user,
         "auth": h.auth, "key_path": h.key_path, "jump": h.jump, "keyring": h.keyring,
-        "test_dir": h.test_dir, "run_dir": h.run_dir, "notes": h.notes,
+        "test_dir": h.test_dir, "run_dir": h.run_dir, "notes": h.notes, "tags": list(h.tags),
     }
 
 

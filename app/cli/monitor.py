@@ -1,4 +1,8 @@
-"""`benchbay monitor HOST`: live iostat-style telemetry of one host, one line per tick, stored as a run."""
+"""`benchbay monitor HOST`: live iostat-style telemetry of one host, one line per tick, stored as a run.
+
+NFS mounts get a column group each with nfsiostat's figures; a network filesystem without counters
+(a FUSE one such as sshfs, or cifs) is named once in a comment line, with what cannot be shown for it.
+"""
 from __future__ import annotations
 
 import argparse
@@ -24,6 +28,7 @@ from storage.records import RunStatus
 
 HIDDEN_BY_DEFAULT = ("loop", "ram", "zram", "fd", "sr")   # shown only when named with --device
 _DISK_HEADER = ("r/s", "w/s", "rMB/s", "wMB/s", "await", "%util")
+_NFS_HEADER = ("ops/s", "rkB/s", "wkB/s", "r_rtt", "w_rtt", "r_exe", "w_exe", "retrans")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_interval_option(mon)
     mon.add_argument("--json", action="store_true", help="one JSON object per tick")
     mon.add_argument("--device", action="append", metavar="D", default=[],
-                     help="show only this device, a partition too (repeatable); default: the whole disks")
+                     help="show only this device, a partition or an NFS mount point too (repeatable); "
+                          "default: the whole disks and every NFS mount")
     mon.set_defaults(handler=_monitor)
 
 
@@ -159,22 +165,37 @@ class _JsonPrinter:
 
 
 class _TextPrinter:
-    """One aligned line per tick: time, CPU, load 1, then per disk r/s w/s rMB/s wMB/s await %util."""
+    """One aligned line per tick: time, CPU, load 1, then per disk r/s w/s rMB/s wMB/s await %util, then
+    per NFS mount nfsiostat's ops/s, read and write kB/s, RTT and execution ms per op, retransmissions."""
 
     def __init__(self, devices: list[str], interval: float) -> None:
         self.devices = list(devices)
         self.tenths = interval % 1 != 0   # 0.5 s ticks need tenths to tell two lines apart
         self.shown: list[str] | None = None
+        self.mounts: list[str] = []
+        self.named: set[str] = set()      # network filesystems already described in a comment line
 
     def sample(self, host: str, sample: TelemetrySample) -> None:
-        found = self.devices or sorted(d for d in sample.disks if not d.startswith(HIDDEN_BY_DEFAULT))
+        if self.devices:   # exactly what was named: a mount point starts with "/", a device never does
+            found = [d for d in self.devices if not d.startswith("/")]
+            mounts = [d for d in self.devices if d.startswith("/")]
+        else:
+            found = sorted(d for d in sample.disks if not d.startswith(HIDDEN_BY_DEFAULT))
+            mounts = sorted(sample.nfs)
         if self.shown is None:
             print(f"# {host}", flush=True)
-        # a disk plugged in during the run gets a column of its own, under a new header (as sar does)
-        if self.shown is None or any(d not in self.shown for d in found):
+        for mount, fstype in sorted(sample.netfs.items()):
+            if mount not in self.named and mount not in sample.nfs:
+                self.named.add(mount)
+                print(f"# {netfs_note(mount, fstype)}", flush=True)
+        # a disk plugged in (or a share mounted) during the run gets a column of its own, under a new
+        # header (as sar does)
+        if self.shown is None or any(d not in self.shown for d in found) or any(m not in self.mounts for m in mounts):
             self.shown = (self.shown or []) + [d for d in found if d not in (self.shown or [])]
+            self.mounts += [m for m in mounts if m not in self.mounts]
             head = f"{'TIME':<10}  {'%usr':>5} {'%sys':>5} {'%iow':>5} {'%stl':>5} {'load1':>6}"
             head += (f"  {'DEV':<8} " + " ".join(f"{h:>8}" for h in _DISK_HEADER)) * len(self.shown)
+            head += (f"  {'NFS':<16} " + " ".join(f"{h:>8}" for h in _NFS_HEADER)) * len(self.mounts)
             print(head, flush=True)
         cpu = sample.cpu
         stamp = datetime.fromtimestamp(sample.t)
@@ -184,7 +205,28 @@ class _TextPrinter:
                 f"{cpu.get('steal', 0):5.1f} {sample.load[0]:6.2f}")
         for device in self.shown:
             line += f"  {device[:8]:<8} " + " ".join(f"{v:>8}" for v in _disk_cells(sample.disks.get(device)))
+        for mount in self.mounts:
+            label = mount if len(mount) <= 16 else "…" + mount[-15:]   # the end of a path tells more
+            line += f"  {label:<16} " + " ".join(f"{v:>8}" for v in _nfs_cells(sample.nfs.get(mount)))
         print(line, flush=True)
+
+
+def netfs_note(mount: str, fstype: str) -> str:
+    """What is (not) shown for a network filesystem that has no NFS counters."""
+    if fstype == "fuse" or fstype.startswith("fuse."):
+        return (f"{mount}: {fstype}, a FUSE network filesystem: the kernel keeps no NFS or block-device "
+                "counters for it, so no figures are shown (its traffic is in the CPU and network figures)")
+    return f"{mount}: {fstype}, a network filesystem: only NFS mounts have per-mount counters, none are shown"
+
+
+def _nfs_cells(stats: dict[str, float] | None) -> list[str]:
+    if stats is None:
+        return ["-"] * len(_NFS_HEADER)
+    retrans = stats.get("read_retrans", 0.0) + stats.get("write_retrans", 0.0)
+    return [f"{stats.get('ops_s', 0.0):.1f}", f"{stats.get('read_kB_s', 0.0):.1f}",
+            f"{stats.get('write_kB_s', 0.0):.1f}",
+            f"{stats.get('read_rtt_ms', 0.0):.2f}", f"{stats.get('write_rtt_ms', 0.0):.2f}",
+            f"{stats.get('read_exe_ms', 0.0):.2f}", f"{stats.get('write_exe_ms', 0.0):.2f}", f"{retrans:.0f}"]
 
 
 def _disk_cells(stats: dict[str, float] | None) -> list[str]:

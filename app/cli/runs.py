@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from app.cli.common import UsageError, positive_count, print_json, print_table, stored_id
 from app.cli.exits import Exit
 from app.summary.facts import facts_lines
+from app.summary.spread_text import result_line
 from app.workbench import Workbench
 from storage.records import RunRecord, RunStatus
 
@@ -98,7 +99,7 @@ def _show(bench: Workbench, args: argparse.Namespace) -> int:
     if run.error:
         print(f"error: {run.error}")
     for s in detail.results:
-        print(f"  {s.test:<12} {s.metric:<24} {s.value:>14.6g} {s.unit}")
+        print(result_line(s))   # with "±x % (min–max ...)" when the figure has a spread
     if detail.facts:
         print("facts:")
         for line in facts_lines(detail.facts):

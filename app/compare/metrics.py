@@ -5,18 +5,21 @@ disk concurrency sweep). Columns of a test none of the compared runs has are lef
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.catalogue import CATALOGUE, HIGHER, LOWER, SWEEP_JOB, MetricSpec
 from app.catalogue.presentation import SWEEP_BEST
 from app.summary.base import result_field
+from storage.records import SPREAD_ACROSS_RUNS, Spread
+from storage.spread import spread_of
 
 Metric = MetricSpec     # a column: the catalogue's description of a compared figure
 METRICS: tuple[Metric, ...] = CATALOGUE.compared_metrics()
 TEST_LABELS = dict(CATALOGUE.labels)
-__all__ = ["HIGHER", "LOWER", "METRICS", "SWEEP_BEST", "TEST_LABELS", "Figure", "Metric", "figures", "metric"]
+__all__ = ["HIGHER", "LOWER", "METRICS", "SWEEP_BEST", "TEST_LABELS", "Figure", "Metric", "figures", "median_figure",
+           "metric"]
 
 
 def metric(key: str) -> Metric:
@@ -30,24 +33,41 @@ class Figure:
     value: float
     metadata: dict[str, Any]
     note: str = ""      # e.g. "16 workers" for the best sweep point
+    spread: Spread | None = None   # how much it varied: within its run, or across the repeats it is the median of
+    repeats: int = 1    # how many runs it stands for (the median of their figures when more than one)
 
 
 def figures(results: Iterable[Any]) -> dict[str, Figure]:
     """metric key -> Figure for every comparison metric the results hold."""
     stored: dict[str, Figure] = {}
-    sweep: list[tuple[float, int, dict[str, Any]]] = []
+    sweep: list[tuple[float, int, dict[str, Any], Spread | None]] = []
     for result in results:
         test, name = str(result_field(result, "test") or ""), str(result_field(result, "metric") or "")
         value, meta = result_field(result, "value"), dict(result_field(result, "metadata") or {})
         if value is None:
             continue
-        stored[f"{test}:{name}"] = Figure(float(value), meta)
+        spread = result_field(result, "spread")
+        spread = spread if isinstance(spread, Spread) else None
+        stored[f"{test}:{name}"] = Figure(float(value), meta, spread=spread)
         job, _, quantity = name.partition(".")
         match = SWEEP_JOB.match(job)
         if test == "disk" and match and quantity == "iops":
-            sweep.append((float(value), int(match["workers"]), meta))
+            sweep.append((float(value), int(match["workers"]), meta, spread))
     out = {m.key: stored[m.key] for m in METRICS if m.key in stored}
     if sweep:
-        value, workers, meta = max(sweep, key=lambda point: point[0])
-        out["disk:" + SWEEP_BEST] = Figure(value, meta, f"{workers} worker{'s' if workers != 1 else ''}")
+        value, workers, meta, spread = max(sweep, key=lambda point: point[0])
+        out["disk:" + SWEEP_BEST] = Figure(value, meta, f"{workers} worker{'s' if workers != 1 else ''}", spread)
     return out
+
+
+def median_figure(runs: Sequence[Figure]) -> Figure:
+    """The figure of repeated runs: the median of theirs, with their spread across runs.
+
+    An even count takes the mean of the middle two; the note and metadata are those of the run
+    nearest the median (the sweep's best point may be at other workers in each run)."""
+    values = sorted(f.value for f in runs)
+    middle = len(values) // 2
+    value = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2.0
+    nearest = min(runs, key=lambda f: abs(f.value - value))
+    spread = spread_of([f.value for f in runs], kind=SPREAD_ACROSS_RUNS) if len(runs) > 1 else nearest.spread
+    return Figure(value, nearest.metadata, nearest.note, spread, len(runs))

@@ -3,7 +3,9 @@
 A run's series count from the start of its telemetry, which begins a moment before the test; the
 first phase the agent announced marks the test start. For a disk series the busiest disk of the
 run is taken (the one the test used); "cpu.busy" (100 - idle) and "disk.iops" (r/s + w/s) are
-derived the way a reader asks for them.
+derived the way a reader asks for them. A mail storm's accepted messages per second and queue depth
+are series of their own (stored from the agent's per-interval accepts and queue polls), so two storms
+overlay on one axis too.
 """
 from __future__ import annotations
 
@@ -19,7 +21,11 @@ OVERLAYS: tuple[tuple[str, str, str], ...] = (
     ("disk.iops", "IOPS (r/s + w/s) of the busiest disk", "1/s"),
     ("cpu.busy", "CPU busy (100 - idle)", "%"),
     ("load.1", "Load average, 1 min", ""),
+    ("mail.accepted", "Mail storm: accepted messages per second", "msg/s"),
+    ("mail.queue", "Mail storm: queue depth", "messages"),
 )
+# overlay name -> the stored series it shows, where the two differ (rates: app/engine/result_rates.py)
+STORED_AS = {"mail.accepted": "rate.accepted_per_s"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,8 @@ def pick(series: Sequence[SeriesData], name: str) -> SeriesData | None:
                           [r + w for r, w in zip(reads.values, writes.values, strict=True)])
     if name.startswith("disk."):
         return _busiest(series, name)
-    return next((s for s in series if s.name == name and not s.device), None)
+    stored = STORED_AS.get(name, name)
+    return next((s for s in series if s.name == stored and not s.device), None)
 
 
 def aligned(source: RunSource, labelled_runs: Sequence[tuple[str, int]], name: str) -> list[AlignedSeries]:

@@ -5,29 +5,40 @@ import csv
 import io
 
 from app.compare.model import NO_VALUE, Cell, Comparison
+from app.compare.prices import price_text
 from app.summary.base import Table
 
 CSV_FIXED = ("server", "host", "run_ids", "tests", "started_utc", "spec")
+CSV_PRICE = ("price", "price currency", "price period", "price date", "price source")   # only when one is set
 
 
 def cell_text(cell: Cell | None, with_ratio: bool = True, with_tags: bool = True, missing: str = NO_VALUE) -> str:
-    """ "18,123 (16 workers) 3.4x [cached]" — the number with what must be said beside it."""
+    """ "18,123 ±2.1 % (16 workers) 3.4x [cached] tie (within ±4.1 %)" — the number with what must be said
+    beside it: its spread, its note, its ratio, its caveats and, when no server is ahead, the tie."""
     if cell is None or cell.value is None:
         return missing
-    parts = [cell.text + (f" ({cell.note})" if cell.note else "")]
+    spread = f" {cell.spread_text}" if cell.spread_text else ""
+    parts = [cell.text + spread + (f" ({cell.note})" if cell.note else "")]
     if with_ratio and cell.ratio_text:
         parts.append(cell.ratio_text)
     if with_tags and cell.tags:
         parts.append(f"[{cell.tags}]")
+    if cell.verdict:
+        parts.append(cell.verdict)
     return " ".join(parts)
 
 
 def text_table(comparison: Comparison, missing: str = "-") -> Table:
     """A terminal is narrower than the figures are many: one row per figure, one column per server.
 
-    The best value of a row is marked with *, ratios shown when there is a baseline."""
+    The sole winner of a row is marked with *, tied figures say so; ratios shown when there is a baseline.
+    A row of prices (with their dates) when a price is set."""
     baseline = comparison.baseline is not None
     table = Table(("figure",) + tuple(row.label + (" (baseline)" if row.baseline else "") for row in comparison.rows))
+    if any(row.price is not None for row in comparison.rows):
+        table.rows.append(("price",) + tuple(
+            price_text(row.price) + (f" ({row.price.date})" if row.price.date else "") if row.price else missing
+            for row in comparison.rows))
     for item in comparison.metrics:
         cells = []
         for row in comparison.rows:
@@ -38,13 +49,24 @@ def text_table(comparison: Comparison, missing: str = "-") -> Table:
     return table
 
 
+def margin_basis(cell: Cell) -> str:
+    """Where a cell's ± comes from: a reader of the CSV must not take the assumed one for a measurement."""
+    if not cell.measured:
+        return "assumed: no spread measured"
+    return f"across {cell.repeats} repeats" if cell.repeats > 1 else "per-interval rates within the run"
+
+
 def csv_text(comparison: Comparison) -> str:
     """Raw stored values (full precision, '.' decimals), a ratio column per figure when there is a
     baseline, and the caveats per figure and per server."""
     baseline = comparison.baseline is not None
-    headers = list(CSV_FIXED)
+    priced = any(row.price is not None for row in comparison.rows)
+    headers = list(CSV_FIXED) + (list(CSV_PRICE) if priced else [])
     for item in comparison.metrics:
         headers.append(item.header())
+        headers.append(f"{item.label} ± (range for ties)")
+        headers.append(f"{item.label} ± from")
+        headers.append(f"{item.label} verdict")
         if baseline:
             headers.append(f"{item.label} ratio to baseline")
         headers.append(f"{item.label} caveats")
@@ -55,9 +77,16 @@ def csv_text(comparison: Comparison) -> str:
     for row in comparison.rows:
         line = [row.label, row.host, " ".join(str(i) for i in row.run_ids), " ".join(row.tests),
                 min(r.started_at for r in row.runs).strftime("%Y-%m-%d %H:%M:%S"), row.spec]
+        if priced:
+            price = row.price
+            line += ["", "", "", "", ""] if price is None else [repr(price.amount), price.currency, price.period,
+                                                                 price.date, price.source]
         for item in comparison.metrics:
             cell = row.cells.get(item.key)
             line.append("" if cell is None or cell.value is None else repr(cell.value))
+            line.append("" if cell is None or cell.margin is None else repr(cell.margin))
+            line.append("" if cell is None or cell.margin is None else margin_basis(cell))
+            line.append("" if cell is None else ("best" if cell.best else cell.verdict))
             if baseline:
                 line.append("" if cell is None or cell.ratio is None else f"{cell.ratio:.4g}")
             line.append("" if cell is None else cell.tags)

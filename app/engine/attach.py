@@ -30,6 +30,7 @@ from app.engine.orchestrator import (
     new_session,
     validate_request,
 )
+from app.engine.pool import START_GATE
 from app.errors import USER_ERRORS, AppError
 from remote.run_session import DEFAULT_MARGIN, MONITOR, RunSession
 from storage.errors import NotFound
@@ -113,14 +114,24 @@ def _attach(workbench: RunServices, run: AttachableRun, follow: bool, control: R
         reason = f"{host}: cannot re-attach: the stored parameters are not valid any more ({exc})"
         runs.finish(run.id, RunStatus.FAILED, error=reason)
         return AttachOutcome(run.id, host, RunStatus.FAILED, f"run {run.id} on {reason}")
-    transport = workbench.connect(host, password)
+    # re-attaching many runs at start-up connects to many hosts: they take turns (app.engine.pool)
+    turn = START_GATE.enter(host)
+    try:
+        transport = workbench.connect(host, password)
+    except BaseException:
+        turn.leave()
+        raise
     if request.test == MONITOR and request.duration is None:
         control.stop()   # an open-ended monitor ends with its user, who is gone: collect it now
     session = new_session(workbench, transport, request, params, run.id, control, on_sample, on_event, password)
+    turn.counted()
     remote = run.remote
 
     def begin() -> None:
-        session.resume(remote.run_dir, remote.deadline)
+        try:
+            session.resume(remote.run_dir, remote.deadline)
+        finally:
+            turn.leave()
         if not follow and not _over(session, control):
             raise LeftRunning(
                 f"run {run.id} on {host} is still running on the host (its workbench went away); "
@@ -131,6 +142,8 @@ def _attach(workbench: RunServices, run: AttachableRun, follow: bool, control: R
         outcome = drive_run(workbench, run.id, request, session, control, begin, reattached=True)
     except LeftRunning as exc:
         return AttachOutcome(run.id, host, LEFT_RUNNING, str(exc))
+    finally:
+        turn.leave()
     return AttachOutcome(run.id, host, outcome.status, _said(outcome), outcome.samples)
 
 

@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from app.engine.consistency import PhaseSample
 from app.engine.lock import RunLock
+from app.engine.pool import START_GATE
+from app.engine.result_rates import stored_results, without_rates
 from app.engine.settings import Settings
 from app.errors import USER_ERRORS, AppError
 from remote.agent import benches
@@ -26,7 +29,7 @@ from remote.telemetry.compute import TelemetryComputer
 from remote.telemetry.sample import TelemetrySample, samples_to_series
 from remote.transport import Transport
 from storage.db import Store
-from storage.records import RemoteRunState, ResultSample, RunStatus
+from storage.records import RemoteRunState, RunStatus
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +142,13 @@ def execute_run(
     control = control or RunControl()
     params = validate_request(request)
     host = workbench.get_host(request.host).name
-    transport = workbench.connect(host, password)
+    # connecting, uploading and starting take a turn (app.engine.pool): many hosts start spread out
+    turn = START_GATE.enter(host, control)
+    try:
+        transport = workbench.connect(host, password)
+    except BaseException:
+        turn.leave()
+        raise
     parameters = {"interval": request.interval, "duration": request.duration, "margin": request.margin,
                   "params": benches.redact(params)}
     # held while this process drives the run: a later Benchbay sees it free only once we are gone
@@ -148,21 +157,27 @@ def execute_run(
         run_id = workbench.store.runs.create(host, request.test, parameters, agent_version=AGENT_VERSION,
                                              owner=lock.owner if lock else None)
     except BaseException:
+        turn.leave()
         transport.close()
         if lock:
             lock.release()
         raise
     session = new_session(workbench, transport, request, params, run_id, control, on_sample, on_event, password)
+    turn.counted()
 
     def begin() -> dict | None:
-        session.probe()
-        session.start()
+        try:
+            session.probe()
+            session.start()
+        finally:
+            turn.leave()   # started (or not): polling is cheap, the next host may begin
         _remember_remote_state(workbench, run_id, session)
         return _monitor_facts(workbench, session) if request.test == MONITOR else None
 
     try:
         return drive_run(workbench, run_id, request, session, control, begin)
     finally:
+        turn.leave()
         if lock:
             lock.release()
 
@@ -275,16 +290,15 @@ def store_run(workbench: RunServices, run_id: int, request: RunRequest, session:
     facts = agent_facts[-1] if agent_facts else facts
     if facts:
         runs.add_facts(run_id, facts)
-    results = [
-        ResultSample(str(e.get("test") or request.test), str(e.get("metric") or ""), float(e.get("value") or 0.0),
-                     str(e.get("unit") or ""), dict(e.get("metadata") or {}))
-        for e in events if e.get("type") == "result" and e.get("seq") is not None
-    ]
-    runs.add_results(run_id, results)
     samples = session.samples
     t0 = samples[0].t - samples[0].interval if samples else None
+    # each figure with its spread and per-interval rates, and how steady the host was meanwhile
+    steal = [PhaseSample(s.t, s.interval, float(s.cpu["steal"])) for s in samples if "steal" in s.cpu]
+    stored = stored_results(events, request.test, t0, steal)
+    runs.add_results(run_id, stored.results)
     if samples:
         runs.add_series(run_id, samples_to_series(samples, t0))
+    runs.add_series(run_id, stored.series)
     tail = getattr(session, "sample_tail", None)
     # where the series' t = 0 lies in host time (to place phase markers), and how telemetry went
     events.append(workbench_event(
@@ -293,6 +307,6 @@ def store_run(workbench: RunServices, run_id: int, request: RunRequest, session:
         duplicates=tail.duplicates if tail else 0, reconnects=session.reconnects))
     # the facts document is stored once, as facts, not again inside its event
     runs.add_events(run_id, [{**e, "facts": "stored as the run's facts"} if e.get("type") == "facts" else e
-                             for e in events])
+                             for e in without_rates(events)])
     engine = "agent" if session.uses_agent else "sampler"
     runs.finish(run_id, status, error=error, engine=engine, engine_version=AGENT_VERSION)

@@ -53,21 +53,26 @@ def run_gui(workbench_factory: Callable[[], object], argv: list[str] | None = No
         print(problem, file=sys.stderr)
         return 1
 
-    from PySide6.QtCore import QCoreApplication, QTimer
-    from PySide6.QtGui import QIcon
+    from PySide6.QtCore import QCoreApplication, Qt, QTimer
+    from PySide6.QtGui import QGuiApplication, QIcon
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from app.errors import USER_ERRORS
     from app.gui.crash_dialog import install_excepthook
     from resources import resource_path, resource_text
+    from widgets.theme import ThemeFollower
 
     QCoreApplication.setApplicationName("Benchbay")
     QCoreApplication.setOrganizationName("Benchbay")
+    if QApplication.instance() is None:   # only before the application exists
+        # 150 % stays 150 % (not rounded to 200 %): text and charts keep their intended size
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     QApplication.setDesktopFileName("benchbay")
     app.setStyle("Fusion")  # the same base on every desktop, so the stylesheet looks the same
-    app.setWindowIcon(QIcon(str(resource_path("benchbay.svg"))))
-    app.setStyleSheet(resource_text("style.qss"))
+    app.setWindowIcon(QIcon(str(resource_path("benchbay.svg"))))   # SVG: sharp at any scale
+    # light or dark as the desktop says (BENCHBAY_THEME=light|dark overrides), also when it changes
+    theme = ThemeFollower(app, resource_text("style.qss"), os.environ.get("BENCHBAY_THEME", "").strip().lower())
     install_excepthook()
 
     # Ctrl+C in the terminal: Python only sees the signal when the interpreter runs, so wake it up
@@ -91,6 +96,7 @@ def run_gui(workbench_factory: Callable[[], object], argv: list[str] | None = No
         return app.exec()
     finally:
         wake.stop()
+        theme.deleteLater()
         window.shutdown()
         close = getattr(workbench, "close", None)
         if close is not None:

@@ -5,7 +5,7 @@ status line says what is happening, then where the file is (with a button to ope
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,7 +22,7 @@ from app.report.content import ReportOptions, gather
 from app.report.pdf_writer import write_pdf
 from app.util.atomic_file import atomic_text, write_text_atomically
 from app.workbench import Workbench
-from storage.records import SavedComparison
+from storage.records import HostPrice, SavedComparison
 from storage.run_exchange import ImportReport
 from widgets.export_dialog import ExportChoice, ExportDialog
 
@@ -39,6 +39,8 @@ class ExportSource(Protocol):
     notes_edit: QPlainTextEdit
     runs_changed: SignalInstance
 
+    def comparison_prices(self) -> Mapping[str, HostPrice | None]: ...
+
     def run_ids(self) -> list[int]: ...
     def title(self) -> str: ...
     def window(self) -> QWidget: ...
@@ -54,9 +56,9 @@ class PdfWritten:
 
 
 def write_report(source: RunSource, run_ids: list[int], baseline_run_id: int | None, options: ReportOptions,
-                 path: str) -> PdfWritten:
-    """Gather and draw the report (in a worker thread)."""
-    data = gather(source, run_ids, baseline_run_id, options)
+                 path: str, prices: Mapping[str, HostPrice | None] | None = None) -> PdfWritten:
+    """Gather and draw the report (in a worker thread), with the comparison's own prices."""
+    data = gather(source, run_ids, baseline_run_id, options, prices)  # type: ignore[arg-type]  # None: unpriced
     return PdfWritten(path, write_pdf(data, path))
 
 
@@ -188,7 +190,8 @@ class CompareExports(QObject):
                                 notes=tab.notes_edit.toPlainText().strip())
         self._busy("Writing PDF…")
         tab.run_job(write_report, tab.bench, tab.run_ids(), tab.baseline_run_id, options, choice.output,
-                    what="PDF not written", on_done=self._pdf_written, on_failed=lambda _text: self._idle())
+                    dict(tab.comparison_prices()), what="PDF not written", on_done=self._pdf_written,
+                    on_failed=lambda _text: self._idle())
 
     def _pdf_written(self, result: PdfWritten) -> None:
         self.pdf_jobs += 1

@@ -7,7 +7,6 @@ app.gui.compare_exports.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -27,9 +27,11 @@ from app.compare.overlay import aligned, overlay_runs
 from app.errors import USER_ERRORS
 from app.gui.compare_choices import comparison_view
 from app.gui.compare_exports import CompareExports
+from app.gui.compare_prices import ComparePrices
+from app.gui.saved_comparison_loader import OpenedComparison, missing_runs_text, open_saved_comparison
 from app.gui.workers import Worker, WorkerPool
 from app.workbench import Workbench
-from storage.records import RunRecord, SavedComparison
+from storage.records import HostPrice, RunRecord, SavedComparison
 from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.note_editor import NoteEditor
@@ -37,37 +39,6 @@ from widgets.run_picker import RunPicker
 from widgets.saved_comparisons import SavedComparisonsDialog
 
 DEFAULT_TITLE = "Server comparison"
-
-
-@dataclass(frozen=True)
-class OpenedComparison:
-    """A saved comparison read back: the runs still in this store, and the uids that are not."""
-
-    saved: SavedComparison
-    inputs: list[RunInput]
-    baseline_run_id: int | None
-    missing_uids: list[str]
-
-
-def open_saved_comparison(bench: Workbench, comparison_id: int) -> OpenedComparison:
-    """Runs by uid (a comparison may come from another laptop's store); missing runs are reported, not fatal."""
-    saved = bench.get_comparison(comparison_id)
-    ids: dict[str, int] = {}
-    missing = []
-    for uid in saved.run_uids:
-        detail = bench.run_by_uid(uid)
-        if detail is None:
-            missing.append(uid)
-        else:
-            ids[uid] = detail.run.id
-    inputs = load_inputs(bench, list(ids.values())) if ids else []
-    return OpenedComparison(saved, inputs, ids.get(saved.baseline_uid or ""), missing)
-
-
-def missing_runs_text(uids: list[str], total: int) -> str:
-    shown = ", ".join(uid[:8] for uid in uids[:4]) + (", …" if len(uids) > 4 else "")
-    return (f"{len(uids)} of the {total} saved runs are not in this store (uid {shown}); "
-            "import them from a JSON export to see them again")
 
 
 class CompareTab(QWidget):
@@ -105,7 +76,14 @@ class CompareTab(QWidget):
                                            "shown on the PDF's first page")
         self.notes_edit.setTabChangesFocus(True)
         self.notes_edit.setFixedHeight(64)
+        self.notes_edit.hide()
+        # the run picker and the notes fold away: on a projector the comparison gets the height
+        self.picker_toggle = self._fold_button("Runs", "pickerToggle",
+                                               "Show or hide the run picker and the run notes")
+        self.notes_toggle = self._fold_button("Notes on this comparison", "notesToggle",
+                                              "Show or hide the comparison's notes (saved with it, on the PDF)")
         self.exports = CompareExports(self)
+        self.prices = ComparePrices(self, lambda: self._show(self.baseline_run_id))
         self.status_label = QLabel()
         self.status_label.setObjectName("compareStatus")
         self.status_label.setStyleSheet(f"color: {MUTED};")
@@ -113,6 +91,8 @@ class CompareTab(QWidget):
 
         top = QHBoxLayout()
         top.setContentsMargins(4, 4, 4, 0)
+        top.addWidget(self.picker_toggle)
+        top.addSpacing(8)
         top.addWidget(QLabel("Title"))
         top.addWidget(self.title_edit, 1)
         top.addWidget(self.save_button)
@@ -121,19 +101,18 @@ class CompareTab(QWidget):
         exports.setContentsMargins(4, 0, 4, 0)
         for button in self.exports.buttons:
             exports.addWidget(button)
+        exports.addWidget(self.prices.button)
         exports.addSpacing(8)
         exports.addWidget(self.exports.progress)
         exports.addWidget(self.status_label, 1)
         exports.addWidget(self.exports.open_file_button)
-        notes_label = QLabel("Notes on this comparison")
-        notes_label.setStyleSheet(f"color: {MUTED};")
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 4)
         right_layout.addLayout(top)
         right_layout.addLayout(exports)
         right_layout.addWidget(self.view, 1)
-        right_layout.addWidget(notes_label)
+        right_layout.addWidget(self.notes_toggle, 0, Qt.AlignmentFlag.AlignLeft)
         right_layout.addWidget(self.notes_edit)
         # the picker above the comparison: the comparison's table and charts need the tab's whole width
         chooser = QWidget()
@@ -142,12 +121,17 @@ class CompareTab(QWidget):
         chooser_layout.addWidget(self.picker, 3)
         chooser_layout.addWidget(self.note_editor, 2)
         splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setObjectName("compareSplitter")
         splitter.addWidget(chooser)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([220, 560])
         splitter.setChildrenCollapsible(False)
         self.splitter = splitter
+        self.chooser = chooser
+        self.picker_toggle.setChecked(True)
+        self.picker_toggle.toggled.connect(self.show_picker)
+        self.notes_toggle.toggled.connect(self.show_notes)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
@@ -161,6 +145,42 @@ class CompareTab(QWidget):
         self.open_button.clicked.connect(lambda _checked=False: self.choose_saved())
         self.view.clear("Pick two or more runs on the left and click “Compare”.")
         self._update_buttons()
+
+    def _fold_button(self, text: str, name: str, tip: str) -> QToolButton:
+        button = QToolButton()
+        button.setObjectName(name)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setCheckable(True)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        button.setArrowType(Qt.ArrowType.RightArrow)
+        button.setAutoRaise(True)
+        button.toggled.connect(lambda shown: button.setArrowType(Qt.ArrowType.DownArrow if shown
+                                                                 else Qt.ArrowType.RightArrow))
+        return button
+
+    def show_picker(self, shown: bool) -> None:
+        """Unfold (or fold away) the run picker and the run notes above the comparison."""
+        self.chooser.setVisible(shown)
+        if self.picker_toggle.isChecked() != shown:
+            self.picker_toggle.setChecked(shown)
+
+    def show_notes(self, shown: bool) -> None:
+        self.notes_edit.setVisible(shown)
+        if self.notes_toggle.isChecked() != shown:
+            self.notes_toggle.setChecked(shown)
+        if shown:
+            self.notes_edit.setFocus()
+
+    def has_unsaved_changes(self) -> bool:
+        """A comparison on screen that was never saved, or whose title or notes changed since."""
+        if self.comparison is None:
+            return False
+        if self.saved is None:
+            return True
+        return (self.title() != (self.saved.title or DEFAULT_TITLE)
+                or self.notes_edit.toPlainText().strip() != (self.saved.notes or "").strip()
+                or self.prices.changed_since(self.saved))
 
     def _button(self, text: str, name: str, tip: str) -> QPushButton:
         button = QPushButton(text)
@@ -209,6 +229,7 @@ class CompareTab(QWidget):
         self._serial += 1
         serial = self._serial
         self.saved = None
+        self.prices.clear()   # a new comparison: its servers' inventory prices, none of the last one's
         self.picker.select_ids(run_ids)
         self.show_status(f"Loading {len(run_ids)} run{'s' if len(run_ids) != 1 else ''}…")
         self.run_job(load_inputs, self.bench, list(run_ids), what="Comparing",
@@ -222,10 +243,11 @@ class CompareTab(QWidget):
         if self.comparison is not None:
             rows = len(self.comparison.rows)
             self.show_status(f"{len(inputs)} runs compared: {rows} server{'s' if rows != 1 else ''}")
+            self.show_picker(False)   # the comparison gets the height; "Runs" unfolds the picker again
 
     def _show(self, baseline_run_id: int | None) -> None:
         try:
-            self.comparison = build(self.inputs, baseline_run_id)
+            self.comparison = build(self.inputs, baseline_run_id, self.prices.prices)
             self.baseline_run_id = baseline_run_id
         except ValueError as exc:
             self.comparison = None
@@ -257,6 +279,7 @@ class CompareTab(QWidget):
         self.comparison = None
         self.baseline_run_id = None
         self.saved = None
+        self.prices.clear()
         self.title_edit.clear()
         self.notes_edit.clear()
         self.view.clear("Pick two or more runs on the left and click “Compare”.")
@@ -267,6 +290,10 @@ class CompareTab(QWidget):
 
     def title(self) -> str:
         return self.title_edit.text().strip() or DEFAULT_TITLE
+
+    def comparison_prices(self) -> dict[str, HostPrice | None]:
+        """The prices set for this comparison (over the inventory's; None: no price here)."""
+        return dict(self.prices.prices)
 
     # -- notes -----------------------------------------------------------------------------------
 
@@ -296,6 +323,7 @@ class CompareTab(QWidget):
         baseline = next((run.record.uid for run in self.inputs if run.record.id == self.baseline_run_id), None)
         fields = {"title": self.title(), "run_uids": uids, "baseline_uid": baseline,
                   "notes": self.notes_edit.toPlainText().strip(), **self.exports.saved_fields()}
+        fields["options"] = {**fields["options"], **self.prices.options()}
         bench = self.bench
         saved_id = self.saved.id if self.saved is not None else None
 
@@ -339,9 +367,14 @@ class CompareTab(QWidget):
         self.title_edit.setText(saved.title)
         self.notes_edit.setPlainText(saved.notes)
         self.exports.restore_fields(saved)
+        self.prices.restore(saved)
         self.picker.select_ids(self.run_ids())
+        if saved.notes:
+            self.show_notes(True)
         if self.inputs:
             self._show(opened.baseline_run_id)
+            if self.comparison is not None:
+                self.show_picker(False)
         else:
             self.comparison = None
             self.baseline_run_id = None
@@ -356,3 +389,4 @@ class CompareTab(QWidget):
         shown = self.comparison is not None
         self.save_button.setEnabled(shown)
         self.exports.set_enabled(shown)
+        self.prices.set_enabled(shown)

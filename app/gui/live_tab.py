@@ -14,11 +14,13 @@ from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QTabWidget, Q
 
 from app.catalogue import CATALOGUE
 from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome, RunRequest
+from app.engine.repeats import RepeatedRequest, plan_for
 from app.gui.host_actions import ConnectQuestions, FactsFlow
 from app.gui.monitor_controller import MonitorController
 from app.gui.replay import ReplayView, StoredRun, load_stored_runs
 from app.gui.run_controller import RunController, RunResults, load_run_results
 from app.gui.runs_pane import RunsPane
+from app.gui.shared_features import SharedFeatures
 from app.gui.workers import Worker
 from app.workbench import Workbench
 from storage.records import RunStatus
@@ -56,7 +58,7 @@ class LiveTab(QWidget):
         super().__init__(parent)
         self.setObjectName("liveTab")
         self.controller = MonitorController(workbench, self, questions)
-        self.runs = RunController(workbench, self, questions)
+        self.runs = RunController(workbench, self, questions, monitors=self.controller)   # takes monitors over
         self.dashboard = Dashboard(self)
         self.dashboard.empty_label.setText("Select one or more hosts and click “Monitor” to watch them live, "
                                            "or “Run test…” to benchmark them.")
@@ -103,18 +105,20 @@ class LiveTab(QWidget):
         self.runs.refused.connect(progress.set_refused)
         progress.cancel_requested.connect(self.runs.cancel)
         progress.cancel_all_requested.connect(self.runs.cancel)
+        progress.results_requested.connect(self.runs.results.show_run)
 
     def busy_hosts(self) -> set[str]:
         return set(self.controller.running_hosts()) | set(self.runs.running_hosts())
 
     def run_tests(self, requests: list[RunRequest], *others: RunProgress) -> list[str]:
-        """Start a test on each request's host that is not busy; the hosts started."""
-        busy = self.busy_hosts()
-        requests = [r for r in requests if r.host not in busy]
+        """Start a test on each request's host that runs none (a monitor is taken over); the hosts started."""
+        testing = set(self.runs.running_hosts())
+        requests = [r for r in requests if r.host not in testing]
         if not requests:
             return []
-        if not busy:
+        if not self.busy_hosts():
             self.dashboard.clear()
+        if not testing:
             self.progress.clear()
         try:
             expected = CATALOGUE.test(requests[0].test).expected_seconds(requests[0].params)
@@ -207,6 +211,7 @@ class LiveFeatures(QObject):
         toolbar.addAction(self.monitor_action)
         toolbar.addWidget(QLabel(" every "))
         toolbar.addWidget(self.interval_spin)
+        self.shared = SharedFeatures(window, self.live, toolbar)   # the shared-storage sweep
 
         self.live.controller.host_state.connect(window.host_list.set_status)
         self.live.controller.message.connect(window.show_status)
@@ -240,8 +245,9 @@ class LiveFeatures(QObject):
             self.run_dialog.activateWindow()
             return self.run_dialog
         hosts = self.window.host_list
-        dialog = RunDialog(hosts.host_names(), hosts.selected_hosts(), self.live.busy_hosts(), self.window,
-                           tests=CATALOGUE.runnable(), validate=CATALOGUE.validate)
+        dialog = RunDialog(hosts.host_names(), hosts.selected_hosts(), set(self.live.runs.running_hosts()),
+                           self.window, tests=CATALOGUE.runnable(), validate=CATALOGUE.validate,
+                           monitored=set(self.live.controller.running_hosts()))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.start_requested.connect(lambda choice: self._start_tests(dialog, choice))
         dialog.destroyed.connect(lambda: setattr(self, "run_dialog", None))
@@ -253,12 +259,14 @@ class LiveFeatures(QObject):
 
     def _start_tests(self, dialog: RunDialog, choice: RunChoice) -> None:
         """One RunRequest per host the dialog's choice names."""
-        requests = [RunRequest(host, choice.test, choice.params) for host in choice.hosts]
+        plan = plan_for(choice.repeat, choice.until_stable)
+        requests = [RepeatedRequest(host, choice.test, choice.params, plan=plan) if plan.repeats
+                    else RunRequest(host, choice.test, choice.params) for host in choice.hosts]
         started = self.live.run_tests(requests, dialog.progress)
         self.window.tabs.setCurrentWidget(self.live)
         if not started:
             dialog.set_running(False)
-            self.window.show_status("Those hosts are busy (monitored or testing)")
+            self.window.show_status("A test already runs on those hosts: wait for it or cancel it")
 
     def load_results(self, run_id: int) -> None:
         self.window.run_job(load_run_results, self.window.bench, run_id, what=f"Loading results of run #{run_id}",
@@ -280,4 +288,5 @@ class LiveFeatures(QObject):
 
     def shutdown(self, timeout_ms: int) -> bool:
         self.graphs.stop()
-        return self.live.shutdown(timeout_ms)
+        shared_ended = self.shared.shutdown(timeout_ms)
+        return self.live.shutdown(timeout_ms) and shared_ended

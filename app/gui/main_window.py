@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSplitter,
     QTabWidget,
@@ -23,18 +23,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.engine.hosts_map import host_groups
 from app.errors import is_user_error
+from app.gui.close_guard import CloseGuard, what_would_be_lost
 from app.gui.compare_tab import CompareTab
-from app.gui.host_actions import AUTH_CHOICES, FactsFlow
+from app.gui.host_actions import FactsFlow
+from app.gui.host_inventory import HostInventory
 from app.gui.import_dialog import ImportDialog
 from app.gui.live_tab import LiveFeatures
 from app.gui.run_reattach import RunReattacher
+from app.gui.window_menus import RunsMenuActions, host_menu, popup, runs_menu
+from app.gui.window_state import fit_default_size, restore_window, save_window
 from app.gui.workers import Worker, WorkerPool
 from remote.hostspec import LOCAL_HOST_NAME, HostSpec
 from widgets.facts_view import FactsView
 from widgets.format import one_line
-from widgets.host_data import HostFields
 from widgets.host_editor import HostEditor
+from widgets.host_groups import HostGroupBar, select_hosts
 from widgets.host_list import STATUS_ERROR, HostList
 from widgets.runs_table import RunsTable
 
@@ -46,13 +51,13 @@ RUNS_SHOWN = 500
 CLOSE_WAIT_MS = 15_000   # a connect in progress is bounded by its own timeout; do not hang longer
 
 
-class MainWindow(QMainWindow):
+class MainWindow(QMainWindow, HostInventory):
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.bench = workbench
         self.setObjectName("mainWindow")
         self.setWindowTitle("Benchbay")
-        self.resize(1240, 780)
+        fit_default_size(self)
         self.pool = WorkerPool(self)
         self.flow = FactsFlow(workbench, self.pool, self)
         self.host_editor: HostEditor | None = None
@@ -61,6 +66,7 @@ class MainWindow(QMainWindow):
         self._facts: dict[str, tuple[Any, dict]] = {}       # host -> (collected_at, facts)
         self._facts_loaded: set[str] = set()                 # hosts whose stored facts were looked up
         self._closing = False
+        self._state_saved = False
         self._select_after_refresh: str | None = None
 
         self.host_list = HostList()
@@ -75,7 +81,11 @@ class MainWindow(QMainWindow):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.host_list)
+        self.host_groups = HostGroupBar()   # one click selects a rack (the hosts' tags)
+        self.host_groups.group_chosen.connect(self._select_group)
+        left_layout.insertWidget(0, self.host_groups)
         splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("mainSplitter")
         splitter.addWidget(left)
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(1, 1)
@@ -93,6 +103,12 @@ class MainWindow(QMainWindow):
         self.compare.runs_changed.connect(self.reload_runs)
         self.live.runs_pane.compare.connect(self.compare_runs)
         self.live.runs_pane.import_requested.connect(lambda: self.compare.exports.ask_import(self))
+        self.runs_actions = RunsMenuActions(self, self)
+        self.host_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.host_list.customContextMenuRequested.connect(self._host_menu)
+        self.runs_table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.runs_table.customContextMenuRequested.connect(self._runs_menu)
+        self.close_guard = CloseGuard(self, self.unsaved_work)
         self._update_actions()
         self.statusBar().setSizeGripEnabled(True)
         if workbench.read_only:   # a store on a read-only mount: everything reads, nothing can be saved
@@ -114,32 +130,42 @@ class MainWindow(QMainWindow):
         self.reattacher.message.connect(self.show_status)
         self.reattacher.stored.connect(lambda _outcome: self.reload_runs())
         self.reattacher.start()
+        restore_window(self, workbench.home)
 
     # -- set-up ----------------------------------------------------------------------------------
 
     def _make_actions(self) -> None:
-        def action(text: str, slot: Callable[[], object], tip: str, shortcut: Any = None) -> QAction:
+        def action(text: str, slot: Callable[[], object], tip: str, shortcut: Any = None,
+                   on_hosts: bool = False) -> QAction:
             act = QAction(text, self)
             act.setToolTip(tip)
             act.setStatusTip(tip)
             if shortcut is not None:
                 act.setShortcut(QKeySequence(shortcut))
             act.triggered.connect(lambda _checked=False: slot())
-            self.addAction(act)
+            if on_hosts:   # F2 and Delete act on a host only where the hosts are: not in a table or a field
+                act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+                self.host_list.addAction(act)
+            else:
+                self.addAction(act)
             return act
 
         self.add_action = action("Add host…", self.add_host, "Add an SSH host", QKeySequence.StandardKey.New)
-        self.edit_action = action("Edit…", self.edit_host, "Change the selected host", "F2")
+        self.edit_action = action("Edit…", self.edit_host, "Change the selected host", "F2", on_hosts=True)
         self.remove_action = action("Remove", self.remove_host, "Remove the selected host from the list "
-                                    "(its stored runs are kept)", QKeySequence.StandardKey.Delete)
+                                    "(its stored runs are kept)", QKeySequence.StandardKey.Delete, on_hosts=True)
         self.import_action = action("Import from ~/.ssh/config…", self.import_hosts,
                                     "Add hosts that ~/.ssh/config already describes")
         self.gather_action = action("Gather facts", self.gather_facts,
-                                    "Connect to the selected host and collect its hardware and software facts",
-                                    "F5")
-        self.refresh_action = action("Refresh", self.refresh, "Reload hosts and runs",
+                                    "Connect to the selected host and collect its hardware and software facts "
+                                    "(Ctrl+G)", "Ctrl+G")
+        # F5 is Refresh alone: bound twice, Qt would run neither ("Ambiguous shortcut overload")
+        self.refresh_action = action("Refresh", self.refresh, "Reload hosts and runs (F5)",
                                      QKeySequence.StandardKey.Refresh)
+        self.quit_action = action("Quit", self.request_close, "Close Benchbay (asks first while a test runs "
+                                  "or a comparison is unsaved)", QKeySequence.StandardKey.Quit)
         self.gather_action.setObjectName("gatherAction")
+        self.refresh_action.setObjectName("refreshAction")
 
         toolbar = QToolBar("Hosts")
         toolbar.setObjectName("mainToolbar")
@@ -194,6 +220,7 @@ class MainWindow(QMainWindow):
         hosts, runs, aliases = data
         self._aliases = aliases
         self.host_list.set_hosts(hosts)
+        self.host_groups.set_groups(host_groups(hosts))
         if self._select_after_refresh:
             self.host_list.select_host(self._select_after_refresh)
             self._select_after_refresh = None
@@ -207,6 +234,10 @@ class MainWindow(QMainWindow):
         current = self.host_list.current_host()
         if current:
             self._show_facts(current)
+
+    def _select_group(self, tag: str, names: list[str]) -> None:
+        chosen = select_hosts(self.host_list, names)
+        self.show_status(f"{tag}: {len(chosen)} hosts selected; Monitor and Run test act on them")
 
     def reload_runs(self) -> None:
         if self._closing:
@@ -223,96 +254,10 @@ class MainWindow(QMainWindow):
         self.compare.compare(run_ids)
         self.tabs.setCurrentWidget(self.compare)
 
-    def add_host(self) -> HostEditor:
-        return self._open_editor(None)
-
-    def edit_host(self) -> HostEditor | None:
-        name = self.host_list.current_host()
-        spec = self.host_list.spec(name) if name else None
-        if spec is None or spec.is_local:
-            return None
-        return self._open_editor(spec)
-
-    def _open_editor(self, spec: HostSpec | None) -> HostEditor:
-        names = self.host_list.host_names()
-        # the editor has its own record of a host: the same fields as HostSpec
-        editor = HostEditor(existing_names=set(names), ssh_aliases=self._aliases, jump_hosts=names,
-                            spec=HostFields(**asdict(spec)) if spec else None, parent=self,
-                            auth_choices=AUTH_CHOICES, reserved_names={LOCAL_HOST_NAME})
-        editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        editor.accepted.connect(lambda: self._save_host(spec.name if spec else None,
-                                                        HostSpec(**asdict(editor.fields()))))
-        editor.destroyed.connect(lambda: setattr(self, "host_editor", None))
-        self.host_editor = editor
-        editor.open()   # window-modal, not a nested event loop
-        return editor
-
-    def _save_host(self, old_name: str | None, spec: HostSpec) -> None:
-        bench = self.bench
-        if old_name is None:
-            def job() -> str:
-                bench.add_host(spec)
-                return spec.name
-            what = f"Adding {spec.name}"
-        else:
-            def job() -> str:
-                bench.update_host(old_name, spec)
-                return spec.name
-            what = f"Saving {spec.name}"
-            if old_name != spec.name:
-                self._facts.pop(old_name, None)
-        self.run_job(job, on_done=self._host_saved, what=what)
-
-    def _host_saved(self, name: str) -> None:
-        self.show_status(f"{name}: saved")
-        self._facts.pop(name, None)
-        self._select_after_refresh = name
-        self.refresh()
-
-    def remove_host(self) -> None:
-        name = self.host_list.current_host()
-        if not name or name == LOCAL_HOST_NAME or self.flow.is_busy(name):
-            return
-        if not self.confirm(f"Remove {name}?",
-                            f"Remove “{name}” from the host list? Its stored runs are kept."):
-            return
-        bench = self.bench
-        self.run_job(lambda: bench.remove_host(name) or name, on_done=self._host_removed, what=f"Removing {name}")
-
-    def _host_removed(self, name: str) -> None:
-        self._facts.pop(name, None)
-        self.show_status(f"{name}: removed")
-        self.refresh()
-
     def confirm(self, title: str, text: str) -> bool:
         answer = QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes
                                       | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
         return answer == QMessageBox.StandardButton.Yes
-
-    def import_hosts(self) -> ImportDialog:
-        dialog = ImportDialog(self._aliases, set(self.host_list.host_names()), self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(lambda: self._import(dialog.chosen()))
-        dialog.destroyed.connect(lambda: setattr(self, "import_dialog", None))
-        self.import_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def _import(self, aliases: list[str]) -> None:
-        if not aliases:
-            return
-        bench = self.bench
-
-        def job() -> list[str]:
-            added = []
-            for alias in aliases:
-                bench.add_host(HostSpec(name=alias))
-                added.append(alias)
-            return added
-
-        self.run_job(job, on_done=lambda added: (self.show_status(f"Imported {len(added)} host(s) from "
-                                                                  "~/.ssh/config"), self.refresh()),
-                     what="Importing hosts")
 
     # -- facts -----------------------------------------------------------------------------------
 
@@ -385,19 +330,63 @@ class MainWindow(QMainWindow):
         if hasattr(self, "live"):
             self.live.monitor_action.setEnabled(bool(self.host_list.selected_hosts()))
 
-    # -- closing ---------------------------------------------------------------------------------
+    # -- stopping --------------------------------------------------------------------------------
 
     def shutdown(self, timeout_ms: int = CLOSE_WAIT_MS) -> bool:
         """Stop monitors (they are stored), drop pending jobs and wait for running ones."""
         if self._closing:
             return self.pool.active_count() == 0
+        self._save_state()   # also when the application quits without a close (Ctrl+C in the terminal)
         self._closing = True
         reattached_stopped = self.reattacher.shutdown(timeout_ms)
         monitors_stopped = self.live.shutdown(timeout_ms)
         self.pool.cancel_all()
         return self.pool.wait(timeout_ms) and monitors_stopped and reattached_stopped
 
+    # -- context menus -------------------------------------------------------------------------
+
+    def _host_menu(self, pos: QPoint) -> None:
+        if self.host_list.itemAt(pos) is None:
+            return
+        popup(self.host_menu(), self.host_list, pos)
+
+    def host_menu(self) -> QMenu:
+        """Run test, Monitor, Gather facts, Edit, Remove for the selected host(s)."""
+        self._update_actions()
+        return host_menu(self.host_list, self.live.run_action, self.live.monitor_action, self)
+
+    def _runs_menu(self, pos: QPoint) -> None:
+        if not self.runs_table.indexAt(pos).isValid():
+            return
+        popup(self.runs_menu(), self.runs_table, pos)
+
+    def runs_menu(self) -> QMenu:
+        """Show results, Open graphs, Replay, Compare, Export, Delete for the selected runs."""
+        return runs_menu(self.live.runs_pane, self.runs_actions.ask_export, self.runs_actions.ask_delete)
+
+    # -- closing ---------------------------------------------------------------------------------
+
+    def unsaved_work(self) -> str:
+        """What closing now would lose, in words; empty when nothing."""
+        return what_would_be_lost(self.live.live.runs.running_hosts(), self.compare.has_unsaved_changes())
+
+    def request_close(self) -> bool:
+        """Close, asking first when a test runs or a comparison is unsaved; False while the question is open."""
+        if self.close_guard.should_wait():
+            return False
+        return self.close()
+
+    def _save_state(self) -> None:
+        if not self._closing and not self._state_saved:
+            self._state_saved = True
+            save_window(self, self.bench.home)
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        # the window manager's close button asks; a close from code (quit, tests) already decided
+        if event.spontaneous() and self.close_guard.should_wait():
+            event.ignore()
+            return
+        self._save_state()   # before hiding: the geometry the user sees
         if self.pool.active_count() or self.live.live.busy_hosts() or self.reattacher.pool.active_count():
             self.show_status("Waiting for background work to stop…")
             self.hide()

@@ -25,7 +25,7 @@ from storage.records import RunStatus
 from widgets.host_list import STATUS_CONNECTING, STATUS_ERROR, STATUS_OK
 
 log = logging.getLogger(__name__)
-MAX_MONITORS = 64          # one thread each; a monitor sleeps between polls
+MAX_MONITORS = 256         # one thread each; a monitor sleeps between polls (start-ups take turns: app.engine.pool)
 
 
 @dataclass
@@ -64,6 +64,11 @@ class MonitorController(QObject):
 
     def running_hosts(self) -> list[str]:
         return list(self._monitors)
+
+    def interval(self, host: str) -> float | None:
+        """Seconds between samples of a host's monitor; None when it is not monitored."""
+        monitor = self._monitors.get(host)
+        return monitor.interval if monitor is not None else None
 
     def start(self, hosts: list[str], interval: float = 1.0) -> list[str]:
         """Monitor each host not monitored yet; the hosts started."""

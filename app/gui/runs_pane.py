@@ -1,11 +1,22 @@
 """The Runs tab: the stored runs table with "Open graphs" and "Replay" for the selected runs.
 
-Below the table, the results of the one selected run when it has results (loaded by the owner).
+Below the table, the results of the one selected run (loaded by the owner). The results area is
+always there, so a click never moves the list under the pointer: single click shows results,
+double-click opens the graphs.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.gui.run_controller import RunResults
 from app.summary.results_page import results_page
@@ -41,8 +52,14 @@ class RunsPane(QWidget):
         self.import_button.setObjectName("importRunsButton")
         self.import_button.setToolTip("Add runs exported from another Benchbay (a JSON file); runs already "
                                       "stored are skipped")
-        hint = QLabel("Runs with telemetry (monitors, tests) have graphs. Double-click a run to open them.")
+        hint = QLabel("Click a run for its results, double-click for its graphs.")
+        hint.setObjectName("runsHint")
         hint.setStyleSheet(f"color: {MUTED};")
+        hint.setToolTip("Runs with telemetry (monitors, tests) have graphs.")
+        # the hint gives way (it is cut, not the buttons) when the window is narrow
+        hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        hint.setMinimumWidth(0)
+        self.hint = hint
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 4, 4, 4)
         bar.addWidget(self.open_button)
@@ -54,12 +71,24 @@ class RunsPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         self.results = ResultsView()
-        self.results.hide()
+        self.placeholder = QLabel("Select a run to see its results here.")
+        self.placeholder.setObjectName("resultsPlaceholder")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setStyleSheet(f"color: {MUTED};")
+        self.placeholder.setWordWrap(True)
+        self.results_area = QStackedWidget()
+        self.results_area.setObjectName("resultsArea")
+        self.results_area.addWidget(self.placeholder)
+        self.results_area.addWidget(self.results)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("runsSplitter")
         self.splitter.addWidget(table)
-        self.splitter.addWidget(self.results)
+        self.splitter.addWidget(self.results_area)
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([290, 310])   # 8+ runs in view at 720 px; the user's own split is remembered
+        table.setMinimumHeight(120)
         layout.addWidget(self.splitter, 1)
         self.open_button.clicked.connect(lambda _checked=False: self._emit(self.open_graphs))
         self.replay_button.clicked.connect(lambda _checked=False: self._emit(self.replay))
@@ -83,18 +112,28 @@ class RunsPane(QWidget):
         runs = self.table.selected_runs()
         if len(runs) == 1 and runs[0].status != RunStatus.RUNNING:
             self.run_chosen.emit(runs[0].id)
+        elif len(runs) > 1:
+            self._placeholder(f"{len(runs)} runs selected: “Compare selected” shows them side by side.")
+        elif runs:
+            self._placeholder(f"Run #{runs[0].id} is still running: its results come when it ends.")
         else:
-            self.results.hide()
+            self._placeholder("Select a run to see its results here.")
+
+    def _placeholder(self, text: str) -> None:
+        self.placeholder.setText(text)
+        self.results_area.setCurrentWidget(self.placeholder)
+
+    def results_shown(self) -> bool:
+        return self.results_area.currentWidget() is self.results
 
     def show_results(self, results: RunResults) -> None:
-        """Runs without results (monitors) show none."""
+        """Runs without results (monitors) say so, and where their graphs are."""
         if not results.results:
-            self.results.hide()
+            self._placeholder(f"Run #{results.run.id} has no results (a monitor records telemetry only): "
+                              "double-click it for its graphs.")
             return
         self.results.set_page(results_page(results.run, results.results, results.warnings))
-        self.results.show()
-        if self.splitter.sizes()[1] < 200:
-            self.splitter.setSizes([160, max(400, self.height() - 160)])
+        self.results_area.setCurrentWidget(self.results)
 
     def _update_buttons(self) -> None:
         chosen = bool(self.table.selectionModel().selectedRows())

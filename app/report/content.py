@@ -12,18 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from app.catalogue import CATALOGUE
-from app.compare.model import Comparison, build, lead, load_inputs, ratio_text
+from app.compare.caveats import Caveat, run_caveats
+from app.compare.model import Comparison, RunInput, build, lead, load_inputs, ratio_text
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
 from app.errors import AppError
-from app.summary.disk_cpu import cpu_versions, engine_text
-from storage.records import RunRecord
+from app.report.consistency import consistency
+from app.report.methodology import Methodology, MethodRun, methodology_of
+from app.summary.mail_series import mail_series
+from storage.records import HostPrice
 from widgets.format import human_bytes
+from widgets.host_colours import host_colour, host_colours
 
 PAGE_SIZES = ("A4", "Letter")
-# overlays per test; a CPU test also shows how busy the CPU was
-TEST_OVERLAYS = {"cpu": ("cpu.busy", "load.1")}
+# the telemetry charts of each test, in order: a CPU test shows how busy the CPU was, a mail storm first its
+# accepts and queue
+TEST_OVERLAYS = {"cpu": ("cpu.busy", "load.1"), "mailstorm": ("mail.accepted", "mail.queue", "disk.util", "load.1")}
 DEFAULT_OVERLAYS = ("disk.util", "load.1")
-SECRET_WORDS = ("password", "secret", "token", "passphrase")
 
 
 class ReportError(AppError):
@@ -55,27 +59,32 @@ class Headline:
     other: str          # the server it is compared with
     detail: str         # "17,000 vs 5,000 IOPS, higher is better"
     tags: str = ""      # caveat tags of the winning figure
+    tie: str = ""       # "tie (within ±3 %)" when the difference is within the spread
+    tied: tuple[str, ...] = ()    # the servers that tie, leader first
+    value: str = ""     # "90,000 IOPS" when only one server has the figure: its figure, nothing to compare
 
     @property
     def text(self) -> str:
+        if self.value:
+            return f"{self.what}: {self.value} on {self.winner}"
+        if self.tie:
+            return f"{self.what}: {names_text(self.tied or (self.winner, self.other))} {self.tie}"
         if not self.ratio:
             return f"{self.what}: {self.winner} and {self.other} tie"
         return f"{self.what}: {self.winner} {self.ratio} {self.other}"
 
 
 @dataclass(frozen=True)
-class MethodRow:
-    """How one run was made, for the methodology appendix."""
+class CaveatNote:
+    """A caveat sentence, shown once beside the figures of its test and once in the appendix."""
 
-    run_id: int
-    server: str
     test: str
-    parameters: str      # "size=2G, runtime=30" (secrets never shown)
-    engine: str          # "fio 3.33", "python 3.11.2, zlib 1.2.13"
-    agent_version: str
-    started: str         # "2026-11-21 09:00 UTC"
-    duration: str        # "2 min 05 s"
-    status: str
+    whom: str            # "db-01, cloud-vm" or "All servers"
+    text: str
+
+    @property
+    def line(self) -> str:
+        return f"{self.whom}: {self.text}"
 
 
 @dataclass(frozen=True)
@@ -93,25 +102,108 @@ class ReportData:
     comparison: Comparison
     headlines: tuple[Headline, ...]
     run_notes: tuple[tuple[str, str, str], ...]     # (server, test, note) per run that has notes
-    methods: tuple[MethodRow, ...]
+    methods: tuple[Methodology, ...]
     overlays: tuple[Overlay, ...]
+    caveats: tuple[CaveatNote, ...] = ()
+    colours: Mapping[str, str] = field(default_factory=dict)    # row label -> "#rrggbb", as in the window
+    steadiness: Mapping[tuple[str, str], str] = field(default_factory=dict)   # (row label, figure key) -> text
+
+    def caveats_of(self, test: str) -> list[CaveatNote]:
+        return [note for note in self.caveats if note.test == test]
+
+    def colour(self, label: str) -> str:
+        return self.colours.get(label) or host_colour(label, list(self.colours))
 
 
 def gather(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = None,
-           options: ReportOptions | None = None) -> ReportData:
-    """Everything the report shows, read from the store (a storage Store); no Qt involved."""
+           options: ReportOptions | None = None, prices: Mapping[str, HostPrice] | None = None) -> ReportData:
+    """Everything the report shows, read from the store (a storage Store); no Qt involved.
+
+    prices: a price per host for this comparison, over the inventory's (figures per price unit)."""
     options = options or ReportOptions()
     if options.logo_path and not Path(options.logo_path).is_file():
         raise ReportError(f"no logo file {options.logo_path}")
     inputs = load_inputs(store, run_ids)
-    comparison = build(inputs, baseline_run_id)
-    results = {item.record.id: item.results for item in inputs}
+    comparison = build(inputs, baseline_run_id, prices)
+    by_id = {item.record.id: item for item in inputs}
     runs = [(row.label if len(row.runs) == 1 else f"{row.label} ({run.test})", run)
             for row in comparison.rows for run in row.runs]
     notes = tuple((label, run.test, run.notes.strip()) for label, run in runs if run.notes.strip())
-    methods = tuple(method_row(label, run, results[run.id]) for label, run in runs)
-    return ReportData(options, comparison, tuple(headlines(comparison)), notes, methods,
-                      tuple(gather_overlays(store, comparison)))
+    labels = [row.label for row in comparison.rows]
+    overlays = gather_overlays(store, comparison)
+    stored = {overlay.name for overlay in overlays if overlay.test == "mailstorm"}
+    # runs stored before the storm's rates were series of their own keep them in their results
+    overlays += [o for o in mail_overlays(comparison, by_id) if o.name not in stored]
+    overlays.sort(key=_overlay_order)
+    return ReportData(options, comparison, tuple(headlines(comparison)), notes, tuple(methods(comparison, by_id)),
+                      tuple(overlays), tuple(caveat_notes(comparison, by_id)), host_colours(labels),
+                      consistency(comparison, by_id))
+
+
+def _overlay_order(overlay: Overlay) -> int:
+    names = TEST_OVERLAYS.get(overlay.test, DEFAULT_OVERLAYS)
+    return names.index(overlay.name) if overlay.name in names else len(names)
+
+
+def methods(comparison: Comparison, inputs: Mapping[int, RunInput]) -> list[Methodology]:
+    """The methodology sentences of each compared test, in the order of the results."""
+    tests = list(dict.fromkeys(list(comparison.tests) + [run.test for row in comparison.rows for run in row.runs]))
+    out = []
+    for test in tests:
+        runs = [MethodRun(row.label, run, inputs[run.id].results) for row in comparison.rows for run in row.runs
+                if run.test == test and run.id in inputs]
+        if runs:
+            out.append(methodology_of(test, runs))
+    return out
+
+
+def caveat_notes(comparison: Comparison, inputs: Mapping[int, RunInput]) -> list[CaveatNote]:
+    """Each caveat sentence once, under the test it concerns, with the servers it concerns."""
+    whom: dict[tuple[str, str], list[str]] = {}
+    for row in comparison.rows:
+        for run in row.runs:
+            item = inputs.get(run.id)
+            if item is None:
+                continue
+            for caveat in run_caveats(item.results, item.facts, item.warnings, run.status, run.error):
+                test = _caveat_test(caveat, run.test)
+                labels = whom.setdefault((test, caveat.text), [])
+                if row.label not in labels:
+                    labels.append(row.label)
+    for caveat in comparison.between:
+        whom.setdefault((_caveat_test(caveat, comparison.tests[0] if comparison.tests else ""), caveat.text),
+                        ["All servers"])
+    order = {test: i for i, test in enumerate(comparison.tests)}
+    notes = [CaveatNote(test, ", ".join(labels), text) for (test, text), labels in whom.items()]
+    return sorted(notes, key=lambda note: order.get(note.test, len(order)))
+
+
+def _caveat_test(caveat: Caveat, fallback: str) -> str:
+    """The test of the figures a caveat concerns (a figure's key is "test:metric"), else the run's own."""
+    tests = [key.partition(":")[0] for key in caveat.keys if key.partition(":")[0]]
+    return tests[0] if tests else fallback
+
+
+def mail_overlays(comparison: Comparison, inputs: Mapping[int, RunInput]) -> list[Overlay]:
+    """Accepted messages per second and queue depth of each mail storm, from its first second."""
+    accepts, depths = [], []
+    for row in comparison.rows:
+        for run in row.runs:
+            if run.test != "mailstorm" or run.id not in inputs:
+                continue
+            series = mail_series(inputs[run.id].results)
+            if series.accepts:
+                accepts.append(AlignedSeries(row.label, run.id, "mail.accepted", "", "msg/s",
+                                             list(series.seconds), list(series.accepts)))
+            if series.depths:
+                depths.append(AlignedSeries(row.label, run.id, "mail.queue", "", "messages",
+                                            list(series.polled_at), list(series.depths)))
+    out = []
+    if accepts:
+        out.append(Overlay("mailstorm", "mail.accepted", "Accepted messages per second", "msg/s", tuple(accepts)))
+    if depths:
+        out.append(Overlay("mailstorm", "mail.queue", "Queue depth", "messages", tuple(depths)))
+    return out
 
 
 def gather_overlays(store: Any, comparison: Comparison) -> list[Overlay]:
@@ -121,86 +213,49 @@ def gather_overlays(store: Any, comparison: Comparison) -> list[Overlay]:
     tests = list(dict.fromkeys(run.test for row in comparison.rows for run in row.runs))
     for test in tests:
         labelled = overlay_runs(comparison, test)
+        prefix = f"{CATALOGUE.label(test)}: "
         for name in TEST_OVERLAYS.get(test, DEFAULT_OVERLAYS):
             series = aligned(store, labelled, name)
             if series:
                 title, unit = titles[name]
-                out.append(Overlay(test, name, title, unit, tuple(series)))
+                title = title.removeprefix(prefix)   # under the test's own heading
+                out.append(Overlay(test, name, title[:1].upper() + title[1:], unit, tuple(series)))
     return out
+
+
+def names_text(names: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def headlines(comparison: Comparison) -> list[Headline]:
-    """One line per headline figure that at least two servers have: who wins and by how much."""
+    """One line per headline figure: who wins and by how much, or who ties; the figure itself when only one
+    server has it."""
     out = []
     for item in comparison.metrics:
-        found = lead(comparison, item) if item.headline else None
-        if found is None:
+        if not item.headline:
             continue
-        best, other = found.best, found.other
         test = CATALOGUE.label(item.test)
         what = item.label if item.test == "disk" or item.label.lower().startswith(test.lower()) \
             else f"{test}: {item.label}"
+        found = lead(comparison, item)
+        column = comparison.column(item.key)
+        if found is None:
+            if len(column) == 1:
+                row, alone = column[0]
+                spread = f"{alone.spread_text}, " if alone.spread_text else ""
+                out.append(Headline(what, row.label, "", "", f"{spread}{item.better} is better",
+                                    alone.tags, value=f"{alone.text} {item.unit}".strip()))
+            continue
+        best, other = found.best, found.other
+        if found.is_tie and found.other_row not in found.tied:   # a tie is told against a server it ties with
+            other = found.runner_up
         detail = f"{best.text} vs {other.text} {item.unit}, {item.better} is better".replace("  ", " ")
-        out.append(Headline(what, found.best_row.label, ratio_text(found.ratio) if found.ratio is not None else "",
-                            found.other_row.label, detail, best.tags))
+        ratio = ratio_text(found.ratio) if found.ratio is not None and not found.is_tie else ""
+        out.append(Headline(what, found.best_row.label, ratio, found.other_row.label, detail, best.tags,
+                            found.verdict, tuple(row.label for row in found.tied)))
     return out
-
-
-def is_secret(name: str) -> bool:
-    low = name.lower()
-    return name in CATALOGUE.secret_params() or any(word in low for word in SECRET_WORDS)
-
-
-def parameters_text(parameters: Mapping[str, Any]) -> str:
-    """ "size=2G, runtime=30"; secret parameters are left out entirely, not even masked."""
-    # a stored run keeps the test's own parameters under "params", beside how it was run (interval, margin)
-    inner = parameters.get("params")
-    merged = {**{k: v for k, v in parameters.items() if k != "params"}, **(inner if isinstance(inner, dict) else {})}
-    shown = [f"{key}={_value_text(value)}" for key, value in sorted(merged.items())
-             if not is_secret(str(key)) and value not in (None, "")]
-    return ", ".join(shown) or "defaults"
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return " ".join(str(v) for v in value)
-    if isinstance(value, dict):
-        return " ".join(f"{k}:{v}" for k, v in value.items() if not is_secret(str(k)))
-    return str(value)
-
-
-def engine_of(run: RunRecord, results: Sequence[Any]) -> str:
-    """The engine and its version, or for CPU the interpreter and libraries that did the work."""
-    if run.test == "cpu":
-        versions = cpu_versions(r for r in results if getattr(r, "test", "") == "cpu")
-        if versions:
-            return ", ".join(v if v.lower().startswith(k) else f"{k} {v}" for k, v in versions.items())
-    engines = list(dict.fromkeys(engine_text(dict(r.metadata)) for r in results
-                                 if r.test == run.test and r.metadata.get("engine")))
-    if engines:
-        return ", ".join(engines)
-    if run.engine:
-        return f"{run.engine} {run.engine_version.removeprefix(run.engine + '-')}".strip()
-    return "built into the agent"
-
-
-def duration_text(run: RunRecord) -> str:
-    if run.finished_at is None:
-        return "unfinished"
-    seconds = max((run.finished_at - run.started_at).total_seconds(), 0.0)
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    minutes, secs = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {secs:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
-
-
-def method_row(label: str, run: RunRecord, results: Sequence[Any]) -> MethodRow:
-    return MethodRow(run.id, label, CATALOGUE.label(run.test), parameters_text(run.parameters or {}),
-                     engine_of(run, results), run.agent_version or "?",
-                     run.started_at.strftime("%Y-%m-%d %H:%M UTC"), duration_text(run), run.status)
 
 
 def host_spec(facts: Mapping[str, Any] | None) -> dict[str, str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPainterPath, QPen
@@ -11,11 +11,12 @@ from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPainterPath, QPen
 from app.report.pdf_pages import BEST, GRID, INK, MUTED, SMALL, SMALL_INK, Style, font
 
 BAR = QColor("#9aa9bb")
-SERIES_COLOURS = (QColor("#2f6db5"), QColor("#d1495b"), QColor("#2e9e5b"), QColor("#e0a030"),
-                  QColor("#7b4fb3"), QColor("#1aa3a3"), QColor("#8c6d46"), QColor("#555555"))
-BAR_HEIGHT = 17.0
-BAR_GAP = 6.0
-VALUE = Style(8.0, bold=True)
+BAR_HEIGHT = 12.0
+BAR_GAP = 4.0
+TITLE_LINE = 12.0
+VALUE = Style(7.5)
+VALUE_BEST = Style(7.5, bold=True, color=BEST)
+WHISKER = QColor("#1d2733")
 
 
 @dataclass(frozen=True)
@@ -24,41 +25,68 @@ class Bar:
     value: float
     text: str          # the value as printed: "17,000"
     best: bool
+    colour: QColor = field(default_factory=lambda: QColor(BAR))
+    low: float | None = None     # the spread as a whisker, in the value's unit
+    high: float | None = None
 
 
 def bar_chart_height(count: int) -> float:
-    return count * (BAR_HEIGHT + BAR_GAP) + 4.0
+    """A bar chart with a title of two lines (the figure; its unit and which way is better)."""
+    return 2 * TITLE_LINE + 5.0 + count * (BAR_HEIGHT + BAR_GAP) + 4.0
+
+
+def titled(painter: QPainter, rect: QRectF, title: Sequence[Sequence[tuple[str, Style]]]) -> QRectF:
+    """A chart's title lines at the top of rect (each elided when too long); returns the room below them."""
+    top = rect.top()
+    for line in title:
+        x = rect.left()
+        for text, style in line:
+            metrics = QFontMetricsF(font(style), painter.device())
+            shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, max(rect.right() - x, 0.0))
+            painter.setFont(font(style))
+            painter.setPen(style.color)
+            painter.drawText(QPointF(x, top + metrics.ascent()), shown)
+            x += metrics.horizontalAdvance(shown)
+        top += TITLE_LINE
+    return QRectF(rect.left(), top + 5.0, rect.width(), rect.bottom() - top - 5.0)
 
 
 def bar_chart(painter: QPainter, rect: QRectF, bars: Sequence[Bar]) -> None:
-    """Horizontal bars from zero: server names on the left axis, the value printed on each bar."""
+    """Horizontal bars from zero in the servers' colours, the spread as a whisker, the value after it."""
     metrics = QFontMetricsF(font(SMALL_INK), painter.device())
-    value_metrics = QFontMetricsF(font(VALUE), painter.device())
-    label_width = min(max((metrics.horizontalAdvance(b.label) for b in bars), default=0.0) + 8.0, rect.width() * 0.4)
+    value_metrics = QFontMetricsF(font(VALUE_BEST), painter.device())
+    label_width = min(max((metrics.horizontalAdvance(b.label) for b in bars), default=0.0) + 6.0, rect.width() * 0.42)
     left = rect.left() + label_width
     top = rect.top() + 2.0
     widest_text = max((value_metrics.horizontalAdvance(b.text) for b in bars), default=0.0) + 8.0
-    span = rect.width() - label_width - widest_text
-    peak = max((b.value for b in bars), default=0.0)
+    span = max(rect.width() - label_width - widest_text, 10.0)
+    peak = max((max(b.value, b.high or 0.0) for b in bars), default=0.0)
+
+    def x_of(value: float) -> float:
+        return left + span * value / peak if peak > 0 and value > 0 else left
+
     for index, bar in enumerate(bars):
         y = top + index * (BAR_HEIGHT + BAR_GAP)
         painter.setFont(font(SMALL_INK))
         painter.setPen(INK)
-        name = metrics.elidedText(bar.label, Qt.TextElideMode.ElideMiddle, label_width - 8.0)
-        painter.drawText(QRectF(rect.left(), y, label_width - 8.0, BAR_HEIGHT),
+        name = metrics.elidedText(bar.label, Qt.TextElideMode.ElideMiddle, label_width - 6.0)
+        painter.drawText(QRectF(rect.left(), y, label_width - 6.0, BAR_HEIGHT),
                          int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), name)
-        length = span * bar.value / peak if peak > 0 and bar.value > 0 else 0.0
-        painter.fillRect(QRectF(left, y, max(length, 0.5), BAR_HEIGHT), BEST if bar.best else BAR)
-        painter.setFont(font(VALUE))
-        width = value_metrics.horizontalAdvance(bar.text) + 8.0
-        if width <= length:     # inside the bar, white on the colour
-            painter.setPen(QColor("white"))
-            box = QRectF(left + length - width, y, width - 4.0, BAR_HEIGHT)
-            painter.drawText(box, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), bar.text)
-        else:
-            painter.setPen(INK)
-            box = QRectF(left + length + 4.0, y, width, BAR_HEIGHT)
-            painter.drawText(box, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), bar.text)
+        end = x_of(bar.value)
+        painter.fillRect(QRectF(left, y, max(end - left, 0.5), BAR_HEIGHT), bar.colour)
+        right = end
+        if bar.low is not None and bar.high is not None and bar.high > bar.low:
+            low, high, mid = x_of(max(bar.low, 0.0)), x_of(bar.high), y + BAR_HEIGHT / 2
+            painter.setPen(QPen(WHISKER, 0.9))
+            painter.drawLine(QPointF(low, mid), QPointF(high, mid))
+            for x in (low, high):
+                painter.drawLine(QPointF(x, mid - 3.5), QPointF(x, mid + 3.5))
+            right = max(end, high)
+        style = VALUE_BEST if bar.best else VALUE
+        painter.setFont(font(style))
+        painter.setPen(style.color)
+        painter.drawText(QRectF(right + 4.0, y, widest_text, BAR_HEIGHT),
+                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), bar.text)
     painter.setPen(QPen(MUTED, 0.8))
     bottom = top + len(bars) * (BAR_HEIGHT + BAR_GAP) - BAR_GAP + 2.0
     painter.drawLine(QPointF(left, top - 2.0), QPointF(left, bottom))
@@ -110,10 +138,9 @@ def legend_height(painter_width: float, curves: Sequence[Curve], measure) -> flo
     return rows * LEGEND_ROW + 4.0
 
 
-def line_chart(painter: QPainter, rect: QRectF, curves: Sequence[Curve], unit: str, x_title: str) -> None:
-    """Curves over time with a legend on top, ticked axes, the unit on the y axis."""
-    metrics = QFontMetricsF(font(SMALL), painter.device())
-    legend = legend_height(rect.width(), curves, metrics.horizontalAdvance)
+def draw_legend(painter: QPainter, rect: QRectF, curves: Sequence[Curve]) -> None:
+    """A short line of each curve's colour and its label, left to right, wrapping at the width."""
+    metrics = QFontMetricsF(font(SMALL_INK), painter.device())
     x, y = rect.left(), rect.top()
     painter.setFont(font(SMALL_INK))
     for curve in curves:
@@ -125,6 +152,16 @@ def line_chart(painter: QPainter, rect: QRectF, curves: Sequence[Curve], unit: s
         painter.setPen(INK)
         painter.drawText(QRectF(x + 20.0, y, width, LEGEND_ROW), int(Qt.AlignmentFlag.AlignLeft), curve.label)
         x += width
+
+
+def line_chart(painter: QPainter, rect: QRectF, curves: Sequence[Curve], unit: str, x_title: str,
+               with_legend: bool = True) -> None:
+    """Curves over time with ticked axes and the unit on the y axis; a legend on top unless the charts
+    around it share one."""
+    metrics = QFontMetricsF(font(SMALL_INK), painter.device())
+    legend = legend_height(rect.width(), curves, metrics.horizontalAdvance) if with_legend else 0.0
+    if with_legend:
+        draw_legend(painter, rect, curves)
     t_all = [t for c in curves for t in c.t]
     v_all = [v for c in curves for v in c.values if math.isfinite(v)]
     if not t_all or not v_all:

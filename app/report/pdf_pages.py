@@ -1,10 +1,11 @@
-"""Page flow for the PDF: text and tables placed top to bottom, broken across pages, never clipped.
+"""Page flow for the PDF: text and blocks placed top to bottom, broken across pages, never clipped.
 
 Content is laid out first as drawing operations per page, then painted; so the footer can say
 "Page n of N". Coordinates are PDF points (the writer runs at 72 dpi), text is real text.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -80,8 +81,11 @@ class Flow:
     def metrics(self, style: Style) -> QFontMetricsF:
         return QFontMetricsF(font(style), self.device)
 
-    def width_of(self, text: str, style: Style) -> float:
-        return self.metrics(style).horizontalAdvance(text)
+    def width_of(self, text: str | Line, style: Style | None = None) -> float:
+        """The width of a text in a style, or of a rich line."""
+        if isinstance(text, str):
+            return self.metrics(style or BODY).horizontalAdvance(text)
+        return sum(self.metrics(st).horizontalAdvance(t) for t, st in text)
 
     def line_height(self, style: Style) -> float:
         return self.metrics(style).lineSpacing()
@@ -107,18 +111,32 @@ class Flow:
             layout.endLayout()
         return out
 
-    def longest_word(self, text: str, style: Style) -> float:
-        return max((self.width_of(word, style) for word in text.split()), default=0.0)
+    def longest_word(self, line: Line) -> float:
+        """The widest word of a rich line; a word may run across segments ("■" and "db-01" with no space)."""
+        return max((self.width_of(_trimmed(word)) for word in _words(line)), default=0.0)
 
     def lay_lines(self, lines: Sequence[Line], width: float) -> list[Line]:
-        """Rich lines at a width: a line that fits stays one line, else each segment wraps on its own."""
+        """Rich lines at a width: words flow from segment to segment and keep their style; a word wider
+        than the width breaks inside."""
         out: list[Line] = []
         for line in lines:
-            if sum(self.width_of(text, style) for text, style in line) <= width:
+            if self.width_of(line) <= width:
                 out.append(list(line))
                 continue
-            for text, style in line:
-                out += [[(part, style)] for part in self.wrap(text.strip(), style, width)]
+            current: Line = []
+            for word in _words(line):
+                if current and self.width_of(current + _trimmed(word)) > width:
+                    out.append(_trimmed(current))
+                    current = []
+                if not current and self.width_of(_trimmed(word)) > width:   # wider than a line: break inside
+                    text = "".join(t for t, _s in word).strip()
+                    style = word[0][1]
+                    parts = self.wrap(text, style, width)
+                    out += [[(part, style)] for part in parts[:-1]]
+                    word = [(parts[-1] + " ", style)]
+                current += word
+            if current:
+                out.append(_trimmed(current))
         return out
 
     def lines_height(self, lines: Sequence[Line]) -> float:
@@ -174,6 +192,17 @@ class Flow:
         self.y += height
         return rect
 
+    def place_row(self, height: float, paints: Sequence[Callable[[QPainter, QRectF], None]], columns: int = 2,
+                  spacing: float = 18.0) -> None:
+        """Blocks of one height side by side, `columns` to a row (a last row of one keeps its column width)."""
+        width = (self.content.width() - spacing * (columns - 1)) / columns
+        for start in range(0, len(paints), columns):
+            self.ensure(height)
+            for index, paint in enumerate(paints[start:start + columns]):
+                rect = QRectF(self.content.left() + index * (width + spacing), self.y, width, height)
+                self.draw(lambda painter, r=rect, p=paint: p(painter, r))
+            self.y += height
+
     def rich(self, lines: Sequence[Line], indent: float = 0.0, after: float = 0.0, keep: float = 0.0) -> None:
         """Rich lines, wrapped to the width and broken across pages line by line.
 
@@ -183,7 +212,7 @@ class Flow:
             height = self.lines_height([line])
             self.ensure(height + (keep if index == 0 else 0.0))
             x, y = self.content.left() + indent, self.y
-            self.draw(_line_painter(self, line, x, y, height))
+            self.draw(line_painter(self, line, x, y, height))
             self.y += height
         self.gap(after)
 
@@ -204,14 +233,37 @@ class Flow:
                 self.ensure(height)
                 x, y = self.content.left(), self.y
                 prefix = "•" if index == 0 else ""
-                self.draw(_line_painter(self, [(prefix, style)], x + 2.0, y, height))
-                self.draw(_line_painter(self, [(part, style)], x + 12.0, y, height))
+                self.draw(line_painter(self, [(prefix, style)], x + 2.0, y, height))
+                self.draw(line_painter(self, [(part, style)], x + 12.0, y, height))
                 self.y += height
             self.gap(1.5)
         self.gap(after)
 
 
-def _line_painter(flow: Flow, line: Line, x: float, y: float, height: float) -> Draw:
+def _trimmed(line: Line) -> Line:
+    """The line without the spaces after its last word."""
+    if line:
+        text, style = line[-1]
+        line = line[:-1] + [(text.rstrip(), style)]
+    return line
+
+
+def _words(line: Line) -> list[Line]:
+    """The words of a rich line, each with the spaces after it; a segment that does not end in a space
+    runs on into the next one (a coloured "■" stays with the name after it)."""
+    words: list[Line] = []
+    glued = False
+    for text, style in line:
+        for piece in re.findall(r"[^ ]+ *| +", text):
+            if glued and words:
+                words[-1].append((piece, style))
+            else:
+                words.append([(piece, style)])
+            glued = not piece.endswith(" ")
+    return words
+
+
+def line_painter(flow: Flow, line: Line, x: float, y: float, height: float) -> Draw:
     """Segments side by side on one baseline."""
     ascent = max(flow.metrics(style).ascent() for _t, style in line) if line else 0.0
     parts = []
@@ -225,123 +277,6 @@ def _line_painter(flow: Flow, line: Line, x: float, y: float, height: float) -> 
             painter.setPen(style.color)
             painter.drawText(QPointF(left, y + ascent + (height - flow.lines_height([line])) / 2), text)
     return paint
-
-
-# -- tables ----------------------------------------------------------------------------------------
-
-@dataclass
-class TableCell:
-    lines: list[Line]
-    shade: QColor | None = None
-    right: bool = False          # numbers align right
-
-
-def cell(text: str, style: Style = CELL, shade: QColor | None = None, right: bool = False) -> TableCell:
-    return TableCell([[(text, style)]], shade, right)
-
-
-PAD = 4.0
-COLUMN_CAP = 190.0   # a column wider than this wraps
-
-
-def _widths(flow: Flow, headers: Sequence[str], rows: Sequence[Sequence[TableCell]], columns: Sequence[int]
-            ) -> tuple[list[float], list[float]]:
-    """(natural, smallest) width per column: one line each, or the longest word."""
-    natural, smallest = [], []
-    for col in columns:
-        lines = [[(headers[col], H_CELL)]] + [line for row in rows for line in row[col].lines]
-        full = max(sum(flow.width_of(t, s) for t, s in line) for line in lines) + 2 * PAD
-        word = max(flow.longest_word(t, s) for line in lines for t, s in line) + 2 * PAD
-        natural.append(max(min(full, COLUMN_CAP), word))
-        smallest.append(word)
-    return natural, smallest
-
-
-H_CELL = Style(8.0, bold=True)
-
-
-def table(flow: Flow, headers: Sequence[str], rows: Sequence[Sequence[TableCell]], fixed: int = 1,
-          stretch: bool = True) -> None:
-    """A table across the content width; columns that do not fit go to a further table that repeats
-    the first `fixed` columns (the server names)."""
-    avail = flow.content.width()
-    others = list(range(fixed, len(headers)))
-    chunks: list[list[int]] = []
-    current: list[int] = []
-    for col in others:
-        trial = list(range(fixed)) + current + [col]
-        _natural, smallest = _widths(flow, headers, rows, trial)
-        if current and sum(smallest) > avail:
-            chunks.append(current)
-            current = [col]
-        else:
-            current.append(col)
-    chunks.append(current)
-    for number, chunk in enumerate(chunks):
-        if number:
-            flow.gap(8.0)
-        _one_table(flow, headers, rows, list(range(fixed)) + chunk, stretch)
-
-
-def _one_table(flow: Flow, headers: Sequence[str], rows: Sequence[Sequence[TableCell]], columns: list[int],
-               stretch: bool) -> None:
-    avail = flow.content.width()
-    natural, smallest = _widths(flow, headers, rows, columns)
-    if sum(natural) <= avail:
-        widths = natural
-        if stretch and sum(natural) > 0:
-            widths = [w * avail / sum(natural) for w in natural]
-    elif sum(smallest) < sum(natural) and sum(smallest) <= avail:
-        k = (avail - sum(smallest)) / (sum(natural) - sum(smallest))
-        widths = [s + (n - s) * k for n, s in zip(natural, smallest, strict=True)]
-    else:   # even one word per line is too wide: give each column its share and wrap inside words
-        widths = [avail * s / sum(smallest) for s in smallest]
-    head = [flow.lay_lines([[(headers[c], H_CELL)]], w - 2 * PAD) for c, w in zip(columns, widths, strict=True)]
-    head_height = max(flow.lines_height(lines) for lines in head) + 2 * PAD
-
-    def paint_header() -> None:
-        top = flow.y
-        rect = QRectF(flow.content.left(), top, sum(widths), head_height)
-        flow.draw(lambda p: p.fillRect(rect, HEADER_SHADE))
-        _paint_cells(flow, head, widths, top, head_height, [None] * len(columns), [False] * len(columns))
-        flow.y += head_height
-
-    row_left, row_right = flow.content.left(), flow.content.left() + sum(widths)
-    flow.ensure(head_height + 24.0)
-    paint_header()
-    for row in rows:
-        laid = [flow.lay_lines(row[c].lines, w - 2 * PAD) for c, w in zip(columns, widths, strict=True)]
-        height = max(flow.lines_height(lines) for lines in laid) + 2 * PAD
-        if flow.ensure(height):
-            paint_header()
-        top = flow.y
-        _paint_cells(flow, laid, widths, top, height, [row[c].shade for c in columns], [row[c].right for c in columns])
-        bottom = top + height
-        flow.draw(lambda p, y=bottom: _hline(p, row_left, row_right, y))
-        flow.y += height
-    flow.gap(2.0)
-
-
-def _hline(painter: QPainter, left: float, right: float, y: float) -> None:
-    painter.setPen(GRID)
-    painter.drawLine(QPointF(left, y), QPointF(right, y))
-
-
-def _paint_cells(flow: Flow, cells: Sequence[list[Line]], widths: Sequence[float], top: float, height: float,
-                 shades: Sequence[QColor | None], rights: Sequence[bool]) -> None:
-    x = flow.content.left()
-    for lines, width, shade, right in zip(cells, widths, shades, rights, strict=True):
-        if shade is not None:
-            rect = QRectF(x, top, width, height)
-            flow.draw(lambda p, r=rect, s=shade: p.fillRect(r, s))
-        y = top + PAD
-        for line in lines:
-            line_height = flow.lines_height([line])
-            used = sum(flow.width_of(t, s) for t, s in line)
-            left = x + width - PAD - used if right else x + PAD
-            flow.draw(_line_painter(flow, line, left, y, line_height))
-            y += line_height
-        x += width
 
 
 def footer(painter: QPainter, page: QRectF, content: QRectF, left_text: str, number: int, total: int) -> None:

@@ -36,7 +36,7 @@ class Table:
 
 
 def _looks_numeric(text: str) -> bool:
-    return text == MISSING or bool(re.fullmatch(r"[-+]?[\d,]+(\.\d+)?x?", text))
+    return text == MISSING or bool(re.fullmatch(r"[-+]?[\d,]+(\.\d+)?x?( ±[\d.]+ %)?", text))
 
 
 def result_field(result: Any, name: str) -> Any:

@@ -13,7 +13,10 @@ from typing import Any
 
 from app.catalogue import CATALOGUE, SWEEP_JOB
 from app.catalogue.presentation import engine_text as engine_text  # the summary's readers take it from here
-from app.summary.base import MISSING, Table, number, result_parts
+from app.summary.base import MISSING, Table, number, result_field, result_parts
+from app.summary.spread_text import spread_of_result, with_spread
+from storage.records import Spread
+from widgets.format import workers_text
 
 DISK_COLUMNS = (("iops", "IOPS"), ("mbps", "MB/s"), ("lat_mean", "mean ms"), ("lat_p50", "p50 ms"),
                 ("lat_p99", "p99 ms"), ("lat_p99.9", "p99.9 ms"))
@@ -41,6 +44,7 @@ class DiskJob:
     name: str
     figures: dict[str, float] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    spreads: dict[str, Spread] = field(default_factory=dict)   # quantity -> how much it varied
 
     @property
     def cached(self) -> bool:
@@ -63,13 +67,17 @@ class DiskJob:
 def disk_jobs(results: Iterable[Any], reading_order: bool = False) -> list[DiskJob]:
     """The disk results grouped by job, in the order the jobs ran (or in job_order)."""
     jobs: dict[str, DiskJob] = {}
-    for test, metric, value, _unit, metadata in map(result_parts, results):
+    for result in results:
+        test, metric, value, _unit, metadata = result_parts(result)
         if test != "disk" or "." not in metric:
             continue
         name, _, quantity = metric.partition(".")
         job = jobs.setdefault(name, DiskJob(name))
         job.figures[quantity] = value
         job.metadata.update(metadata)
+        spread = spread_of_result(result)
+        if spread is not None:
+            job.spreads[quantity] = spread
     return sorted(jobs.values(), key=lambda j: job_order(j.name)) if reading_order else list(jobs.values())
 
 
@@ -90,7 +98,8 @@ def disk_table(results: Iterable[Any]) -> Table:
         if SWEEP_JOB.match(job.name):
             continue
         sync = str(job.metadata.get("sync") or "none")
-        table.rows.append((job.name,) + tuple(number(job.figures.get(q)) for q, _ in DISK_COLUMNS)
+        table.rows.append((job.name,) + tuple(with_spread(number(job.figures.get(q)), job.spreads.get(q))
+                                              for q, _ in DISK_COLUMNS)
                           + (str(job.metadata.get("engine") or MISSING), job.mode,
                              MISSING if sync == "none" else sync))
     return table
@@ -125,13 +134,16 @@ def cpu_figures(results: Iterable[Any]) -> tuple[dict[str, float], dict[str, dic
 
 
 def cpu_table(results: Iterable[Any]) -> Table:
+    results = list(results)
     values, metadata = cpu_figures(results)
+    spreads = {str(result_field(r, "metric")): spread_of_result(r) for r in results if result_field(r, "test") == "cpu"}
     table = Table(("phase", "workers", "score ops/s") + tuple(f"{h} MB/s" for _, h in CPU_KERNELS))
     for phase in CPU_PHASES:
         if phase not in values:
             continue
         workers = metadata.get(phase, {}).get("workers")
-        table.rows.append((phase, MISSING if workers is None else str(workers), number(values[phase]))
+        score = with_spread(number(values[phase]), spreads.get(phase))
+        table.rows.append((phase, MISSING if workers is None else str(workers), score)
                           + tuple(number(values.get(f"{phase}.{k}")) for k, _ in CPU_KERNELS))
     return table
 
@@ -143,7 +155,7 @@ def cpu_lines(results: Sequence[Any]) -> list[str]:
     if "scaling" in values:
         meta = metadata.get("scaling", {})
         cores = f" on {meta['cores']} cores" if "cores" in meta else ""
-        lines.append(f"scaling: {values['scaling']:.2f}x (multi/single, {meta.get('workers', '?')} workers{cores})")
+        lines.append(f"scaling: {values['scaling']:.2f}x (multi/single, {workers_text(meta.get('workers'))}{cores})")
     versions = cpu_versions(results)
     if versions:
         lines.append("versions: " + ", ".join(_version_text(k, v) for k, v in versions.items()))

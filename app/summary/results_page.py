@@ -39,8 +39,10 @@ from app.summary.services import (
     restore_non_durable,
     restore_table,
 )
-from app.summary.text import caveats
-from widgets.format import NOT_AVAILABLE, number
+from app.summary.spread_text import disk_consistency_table, range_text, with_spread
+from app.summary.text import caveats, consistency_lines
+from storage.records import Spread
+from widgets.format import NOT_AVAILABLE, number, workers_text
 from widgets.results_data import (
     Align,
     BarChart,
@@ -74,6 +76,14 @@ def _figure(value: float | None, decimals: int | None = None) -> CellData:
     return CellData(number(value, decimals))
 
 
+def _spread_figure(value: float | None, spread: Spread | None, decimals: int | None = None) -> CellData:
+    """The figure with "±x %" after it and its range in the tip, when it has a spread."""
+    if spread is None:
+        return _figure(value, decimals)
+    return CellData(with_spread(number(value, decimals), spread), f"{range_text(spread)}; ± is one standard "
+                    "deviation of the per-interval rate in % of its mean")
+
+
 def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str] = ()) -> ResultsPage:
     """run: a RunRecord; results: its ResultSamples; warnings: the run's warning messages."""
     subtitle, badges, lines = "", (), ()
@@ -82,13 +92,16 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
     latency: tuple[BarChart, ...] = ()
     if tests & {"mailstorm", "restore"}:
         badges = _service_badges(results)
-        lines = tuple(mail_lines(results) + restore_lines(results))
+        lines = tuple(mail_lines(results) + restore_lines(results)
+                      + ["Consistency, " + line for line in consistency_lines(results)])
         table = _service_table(results)
     elif jobs:
         table = _disk_table(jobs)
         latency = _latency_charts(jobs)
+        lines = tuple(_disk_consistency(results, jobs))
     elif any(s.test == "cpu" for s in results):
         table = _cpu_table(results)
+        lines = tuple("Consistency, " + line for line in consistency_lines(results))
         found = cpu_versions(results)
         # the work runs in these libraries: hosts with other versions ran other code
         subtitle = " · ".join(f"{key}: {found[key]}" for key, _label in VERSION_KEYS if found.get(key))
@@ -106,8 +119,8 @@ def _disk_table(jobs: list[DiskJob]) -> TableData:
     rows = []
     for job in jobs:
         figures, meta = job.figures, job.metadata
-        row = [_text(job_label(job.name), job.name), _figure(figures.get("iops"), 0),
-               _figure(figures.get("mbps"), 1)]
+        row = [_text(job_label(job.name), job.name), _spread_figure(figures.get("iops"), job.spreads.get("iops"), 0),
+               _spread_figure(figures.get("mbps"), job.spreads.get("mbps"), 1)]
         row += [_figure(figures.get(key)) for key, _name in LATENCIES]
         row.append(_text(engine_text(meta), str(meta.get("flags") or "")))
         if job.cached:
@@ -125,8 +138,9 @@ def _cpu_table(results: Sequence[Any]) -> TableData:
     lines += [(label, f"single.{k}", f"multi.{k}", "MB/s") for k, label in CPU_KERNELS]
     workers = metadata.get("multi", {}).get("workers") if "multi" in values else None
     headers = ("", "Single core", f"All cores ({workers})" if workers else "All cores", "Unit")
-    rows = [[_text(label), *(_figure(values.get(key), 2 if unit == "ops/s" else 1) for key in (single, multi)),
-             _text(unit)] for label, single, multi, unit in lines]
+    spreads = {s.metric: s.spread for s in results if s.test == "cpu"}
+    rows = [[_text(label), *(_spread_figure(values.get(key), spreads.get(key), 2 if unit == "ops/s" else 1)
+                             for key in (single, multi)), _text(unit)] for label, single, multi, unit in lines]
     scaling = number(values.get("scaling"), 2)
     rows.append([_text("Scaling (all cores / single)"), CellData(""),
                  CellData(scaling if scaling == NOT_AVAILABLE else f"{scaling}×"), _text("")])
@@ -159,6 +173,17 @@ def _generic_table(results: Sequence[Any]) -> TableData:
     return TableData(("Test", "Metric", "Value", "Unit"), rows)
 
 
+def _disk_consistency(results: Sequence[Any], jobs: list[DiskJob]) -> list[str]:
+    """One line per main job that has consistency figures: IOPS range, variation, latency tail, steal."""
+    table = disk_consistency_table(results, [job.name for job in jobs if not job.series])
+    return [f"Consistency, {job_label(job)}: IOPS {_shown(iops)}, variation {_shown(cv)} %, p99/p50 {_shown(tail)}, "
+            f"CPU steal {_shown(steal)} %" for job, iops, cv, tail, steal in table.rows]
+
+
+def _shown(text: str) -> str:
+    return NOT_AVAILABLE if text == MISSING else text
+
+
 # -- charts ----------------------------------------------------------------------------------------
 
 def _latency_charts(jobs: list[DiskJob]) -> tuple[BarChart, ...]:
@@ -175,6 +200,6 @@ def _sweep(results: Sequence[Any]) -> SweepData:
     if len(workers) < 2:
         return SweepData(workers, iops)
     knee = sweep_knee(workers, iops)
-    note = (f"IOPS stop growing at about {knee} workers (the next doubling adds under 10%)."
+    note = (f"IOPS stop growing at about {workers_text(knee)} (the next doubling adds under 10%)."
             if knee is not None else "IOPS still grow at the highest worker count tried.")
     return SweepData(workers, iops, note)

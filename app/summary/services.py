@@ -18,6 +18,8 @@ from app.catalogue.presentation import FILE_LEVEL_LABEL as FILE_LEVEL_LABEL  # t
 from app.catalogue.presentation import NON_DURABLE_LABEL as NON_DURABLE_LABEL
 from app.catalogue.presentation import SYNTHETIC_LABEL as SYNTHETIC_LABEL
 from app.summary.base import MISSING, Table, number, result_parts, run_evidence
+from app.summary.spread_basis import repeats_only_line
+from app.summary.spread_text import spread_of_result, with_spread
 
 MB = 1024 * 1024   # the agent's MB (its MB/s divide by this too)
 PERCENTILES = ("p50", "p95", "p99", "max")
@@ -88,7 +90,8 @@ def mail_lines(results: Iterable[Any]) -> list[str]:
                  f" attempted ({number(meta.get('messages'), 0)} asked, {meta.get('concurrency', '?')} sessions, "
                  f"{number(meta.get('size'), 0)} B each)")
     window = metadata.get("accepted_per_s", {}).get("window_s")
-    lines.append(f"accepted msg/s: {number(values.get('accepted_per_s'))}"
+    rate = next((r for r in results if result_parts(r)[:2] == ("mailstorm", "accepted_per_s")), None)
+    lines.append(f"accepted msg/s: {with_spread(number(values.get('accepted_per_s')), spread_of_result(rate))}"
                  + (f" (first attempt to last accept, {number(window)} s)" if window is not None else ""))
     if meta.get("synthetic"):
         where = _fs_text(meta.get("fs"))
@@ -175,11 +178,12 @@ def restore_lines(results: Iterable[Any]) -> list[str]:
     if not values:
         return []
     meta = _first_meta(metadata)
+    alone = [line for line in (repeats_only_line(results, "restore"),) if line]   # no spread within one run
     if meta.get("kind") == "file":
         return [f"{FILE_LEVEL_LABEL}: {meta.get('reason') or 'PostgreSQL not usable'}",
                 f"{number(meta.get('files'), 0)} files, {_mb(meta.get('bytes'))} extracted from a "
                 f"{_mb(values.get('file_restore.archive_bytes', meta.get('archive_bytes')))} .tar.gz, then sync; "
-                "MB/s = extracted bytes / total time"]
+                "MB/s = extracted bytes / total time"] + alone
     lines = []
     if restore_non_durable(results):
         lines.append(f"{NON_DURABLE_LABEL}: the server does not flush to disk")
@@ -192,7 +196,7 @@ def restore_lines(results: Iterable[Any]) -> list[str]:
                  f"{_mb(values.get('db_bytes'))}; {number(meta.get('rows'), 0)} rows")
     lines.append("MB/s (dump) = dump bytes / total s; MB/s (db size) = restored database size / total s; "
                  "pre-data = tables, data = the load, post-data = indexes and constraints")
-    return lines
+    return lines + alone
 
 
 # -- both ------------------------------------------------------------------------------------------

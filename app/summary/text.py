@@ -8,10 +8,12 @@ from typing import Any
 
 from app.catalogue.caveats import summary_caveats
 from app.summary.base import Table, result_parts, run_evidence
-from app.summary.disk_cpu import cpu_lines, cpu_table, disk_table, sweep_line
+from app.summary.disk_cpu import CPU_PHASES, cpu_lines, cpu_table, disk_jobs, disk_table, sweep_line
 from app.summary.services import service_text
+from app.summary.spread_text import consistency_line, disk_consistency_table
 
 SUMMARISED = ("disk", "cpu", "mailstorm", "restore")   # tests with their own tables
+CPU_PHASE_LABELS = ("single core", "all cores")
 
 
 def caveats(results: Iterable[Any], warnings: Iterable[str] = ()) -> list[str]:
@@ -27,6 +29,14 @@ def other_table(results: Iterable[Any], skip: tuple[str, ...] = SUMMARISED) -> T
     return table
 
 
+def consistency_lines(results: Sequence[Any]) -> list[str]:
+    """How steady the CPU and mail storm figures were, one line each (the disk has its own table)."""
+    found = [consistency_line(results, "cpu", phase, label) for phase, label in zip(CPU_PHASES, CPU_PHASE_LABELS,
+                                                                                      strict=True)]
+    found.append(consistency_line(results, "mailstorm", "accepted_per_s", "accepted msg/s"))
+    return [line for line in found if line]
+
+
 def summary_text(host: str, status: str, results: Sequence[Any], warnings: Sequence[str] = (),
                  run_id: int | None = None, error: str = "") -> str:
     """The whole readable summary of one run: a title line, the tables, the warnings."""
@@ -39,11 +49,18 @@ def summary_text(host: str, status: str, results: Sequence[Any], warnings: Seque
         sweep = sweep_line(results)
         if sweep:
             lines.append("  " + sweep)
+        steadiness = disk_consistency_table(results, [job.name for job in disk_jobs(results)])
+        if steadiness.rows:
+            lines.append("  consistency (IOPS per interval, variation = sd / mean; p99/p50 latency; CPU steal):")
+            lines.append(steadiness.text("  "))
     if "cpu" in tests:
         lines.append(cpu_table(results).text("  "))
         lines += ["  " + line for line in cpu_lines(results)]
+        lines += ["  consistency, " + line for line in consistency_lines(results)]
     if tests & {"mailstorm", "restore"}:
         lines += service_text(results)
+        if "mailstorm" in tests:
+            lines += ["  consistency, " + line for line in consistency_lines(results)]
     if tests - set(SUMMARISED):
         lines.append(other_table(results).text("  "))
     if not results and status == "done":

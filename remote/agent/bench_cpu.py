@@ -4,7 +4,9 @@ One work unit ("op") = zlib compress (level 6) of a deterministic 1 MiB text-lik
 it again, and SHA-256 over 64 MiB (the buffer 64 times). The score is ops per second: for "single"
 one worker process, for "multi" one process per core (fork, so nothing is re-imported), summed.
 The work is done by zlib and OpenSSL (or hashlib's own SHA-256), so their versions are recorded:
-two hosts with different versions do not run exactly the same code.
+two hosts with different versions do not run exactly the same code. Each score comes with its
+per-interval rates (ops of every worker in each interval; an op that spans two intervals counts partly
+in each), from which the workbench knows how steady it was.
 """
 import contextlib
 import hashlib
@@ -16,6 +18,8 @@ import signal
 import time
 import zlib
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
+
+from .common import emit_result, interval_count, rate_interval, rates, spread_spans
 
 BUFFER_BYTES = 1 << 20
 SHA_ROUNDS = 64                 # SHA-256 over 64 x 1 MiB per op
@@ -112,6 +116,7 @@ def _worker(buf: bytes, start_at: float, end_at: float, stop: Any, results: Any,
     if delay > 0:
         time.sleep(delay)
     ops, spent, compressed = 0, [0.0, 0.0, 0.0], 0
+    spans = []  # type: List[Tuple[float, float]]
     last = time.monotonic()
     while (ops == 0 or last < end_at) and not stop.is_set():
         t0 = time.monotonic()
@@ -130,16 +135,19 @@ def _worker(buf: bytes, start_at: float, end_at: float, stop: Any, results: Any,
         spent[2] += last - t2
         compressed = len(packed)
         ops += 1
-    results.put((index, ops, last - start_at, spent, compressed))
+        spans.append((t0, last))
+    interval = rate_interval(end_at - start_at)
+    slots = interval_count(end_at - start_at, interval)
+    results.put((index, ops, last - start_at, spent, compressed, spread_spans(spans, start_at, slots, interval)))
 
 
-def _phase_figures(reports: List[Tuple[int, int, float, List[float], int]]) -> Dict[str, float]:
+def _phase_figures(reports: List[Tuple[int, int, float, List[float], int, List[float]]]) -> Dict[str, float]:
     """Per-worker rates summed: each worker's ops over its own measured window."""
     figures = {"score": 0.0}  # type: Dict[str, float]
     per_op = (BUFFER_BYTES, BUFFER_BYTES, BUFFER_BYTES * SHA_ROUNDS)   # bytes each kernel handles per op
     for kernel in KERNELS:
         figures[kernel] = 0.0
-    for _, ops, window, spent, _ in reports:
+    for _, ops, window, spent, _, _ in reports:
         figures["score"] += ops / window if window > 0 else 0.0
         for kernel, seconds, size in zip(KERNELS, spent, per_op):
             figures[kernel] += ops * size / seconds / 1e6 if seconds > 0 else 0.0
@@ -167,9 +175,10 @@ def run_phase(ctx: Any, phase_id: str, buf: bytes, workers: int, seconds: float)
     results = mp.Queue()
     start_at = time.monotonic() + START_DELAY
     end_at = start_at + seconds
+    wall_start = time.time() + START_DELAY
     processes = [mp.Process(target=_worker, args=(buf, start_at, end_at, stop, results, i), daemon=True)
                  for i in range(workers)]
-    reports = []  # type: List[Tuple[int, int, float, List[float], int]]
+    reports = []  # type: List[Tuple[int, int, float, List[float], int, List[float]]]
     try:
         for proc in processes:
             proc.start()
@@ -205,6 +214,10 @@ def run_phase(ctx: Any, phase_id: str, buf: bytes, workers: int, seconds: float)
     figures = _phase_figures(reports)
     figures["ops"] = sum(r[1] for r in reports)
     figures["compressed_bytes"] = reports[0][4] if reports else 0
+    # ops of every worker in each interval of the phase: how steady the score was
+    interval = rate_interval(seconds)
+    slots = interval_count(seconds, interval)
+    figures["rates"] = rates([sum(r[5][i] for r in reports) for i in range(slots)], interval, wall_start)
     return figures
 
 
@@ -223,12 +236,17 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
                         "by that".format(allowed, cores))
     buf = make_buffer()
     figures = {}  # type: Dict[str, Dict[str, Any]]
-    for phase_id, label, count in (("single", "Single core", 1), ("multi", "All cores ({})".format(workers), workers)):
+    phases = (("single", "Single core", 1), ("multi", "All cores ({})".format(workers), workers))
+    # each phase lasts `seconds`: the workbench's progress and time left come from this plan
+    ctx.emit("plan", phases=[{"phase": phase_id, "label": label, "seconds": seconds, "timed": True}
+                             for phase_id, label, _ in phases])
+    for phase_id, label, count in phases:
         with ctx.phase(phase_id, label):
             figures[phase_id] = run_phase(ctx, phase_id, buf, count, seconds)
         phase_meta = dict(meta, workers=count, ops=figures[phase_id]["ops"],
                           compressed_bytes=figures[phase_id]["compressed_bytes"])
-        ctx.result("cpu", phase_id, round(figures[phase_id]["score"], 4), "ops/s", phase_meta)
+        emit_result(ctx, "cpu", phase_id, round(figures[phase_id]["score"], 4), "ops/s", phase_meta,
+                    figures[phase_id]["rates"])
         for kernel in KERNELS:
             ctx.result("cpu", "{}.{}".format(phase_id, kernel), round(figures[phase_id][kernel], 2), "MB/s",
                        phase_meta)

@@ -2,12 +2,15 @@
 
 One test file in the test directory (default: the run directory), written with real data once and used
 by every job, removed afterwards whatever happens (registered with ctx before it exists + removed in
-finally). Each job is one phase; results are disk/<job>.<quantity>.
+finally). Each job is one phase; results are disk/<job>.<quantity>. IOPS and MB/s come with their
+per-interval rates over the measured window (fio's own interval logs, or the built-in engine's counts),
+from which the workbench knows how much they varied.
 """
 import os
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - List in a type comment
 
 from . import disk_builtin, disk_fio
+from .common import emit_result
 from .disk_file import check_path, o_direct_supported, prepare_file, remove_file, unique_file_name
 from .disk_place import MEMORY_FS, mount_of, resolve
 from .disk_readahead import ReadAhead
@@ -175,13 +178,16 @@ def jobs(params: Dict[str, Any], path: str) -> List[Dict[str, Any]]:
             add(*SIMPLE[test])
         elif test == "sweep":
             for n in params["sweep_workers"]:
-                add(SERIES_JOBS["sweep"].format(workers=n), "Random read 4 KiB, {} workers".format(n), "randread",
-                    4 * KIB, workers=n)
+                label = "Random read 4 KiB, {} worker{}".format(n, "" if n == 1 else "s")
+                add(SERIES_JOBS["sweep"].format(workers=n), label, "randread", 4 * KIB, workers=n)
         elif test == "readahead":
             for kb in params["readahead_kb"]:  # buffered: read-ahead does nothing for O_DIRECT
                 add(SERIES_JOBS["readahead"].format(kb=kb), "Sequential read, read-ahead {} KiB".format(kb), "read",
                     READAHEAD_BS, direct=False, readahead_kb=kb)
     return out
+
+
+PREPARE_GUESS_BPS = 300e6   # a typical disk's sequential write, for the first time-left guess
 
 
 def expected_seconds(params: Dict[str, Any]) -> float:
@@ -252,6 +258,11 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
             todo = [job for job in todo if "readahead_kb" not in job]
         else:
             ctx.add_cleanup_callback(readahead.restore)  # also on cancel and on the deadline
+    # the workbench's progress and time left: the jobs are timed, writing the file is a guess
+    ctx.emit("plan", phases=[{"phase": "prepare", "label": "Writing the test file",
+                              "seconds": round(params["file_size"] / PREPARE_GUESS_BPS + 0.5, 3), "timed": False}]
+             + [{"phase": job["name"], "label": job["label"], "seconds": job["runtime"] + job["warmup"], "timed": True}
+                for job in todo])
     meta_common = {"test_dir": test_dir, "test_file": path, "fstype": fstype, "file_size": params["file_size"],
                    "runtime": params["runtime"], "warmup": params["warmup"]}
     try:
@@ -291,7 +302,9 @@ def _report(ctx: Any, job: Dict[str, Any], result: Dict[str, Any], common: Dict[
     if "readahead_kb" in job:
         meta["readahead_kb"] = job["readahead_kb"]
     name = job["name"]
+    per_interval = result.get("rates") or {}
     for quantity in ("iops", "mbps"):
-        ctx.result("disk", "{}.{}".format(name, quantity), round(result[quantity], 3), UNITS[quantity], meta)
+        emit_result(ctx, "disk", "{}.{}".format(name, quantity), round(result[quantity], 3), UNITS[quantity], meta,
+                    per_interval.get(quantity))
     for key in ("mean", "p50", "p95", "p99", "p99.9"):
         ctx.result("disk", "{}.lat_{}".format(name, key), result["lat"][key], "ms", meta)

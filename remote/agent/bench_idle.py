@@ -45,6 +45,8 @@ def expected_seconds(params: Dict[str, Any]) -> float:
 
 def run(ctx: Any, params: Dict[str, Any]) -> None:
     started = time.monotonic()
+    ctx.emit("plan", phases=[{"phase": phase_id, "label": label, "seconds": seconds, "timed": True}
+                             for phase_id, label, seconds in params["phases"]])
     for phase_id, label, seconds in params["phases"]:
         with ctx.phase(phase_id, label):
             phase_start = time.monotonic()

@@ -11,7 +11,8 @@ warning with the tool's reason, and no drain phase.
 Markers for the live graphs: "Storm start", "Last accept" (written once the storm is over, at the
 time of the last accept) and "Queue drained" (the poll that found it drained).
 When nothing listens on the server: a synthetic queue storm on the test directory, every result
-labelled synthetic: true.
+labelled synthetic: true. accepted_per_s comes with its per-interval rates (accepts per second in each
+whole interval of the storm); the queue polls carry the wall clock of their second 0 (series_t0).
 """
 import json
 import os
@@ -21,6 +22,7 @@ import time
 from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 - some only in type comments
 
 from . import mail_queue, mail_sender, mail_smtp, mail_stats, mail_synthetic
+from .common import emit_result
 
 TEST = "mailstorm"
 MIN_QUEUE_POLL = 5.0
@@ -48,6 +50,7 @@ METRICS = (("accepted", "messages"), ("accepted_per_s", "msg/s"), ("refused_tcp"
            ("smtp_4xx", "replies"), ("smtp_5xx", "replies"), ("errors", "sessions"), ("queue_max", "messages"),
            ("drain_s", "s"), ("{stage}_{pct}", "ms"), ("synthetic_{step}_{pct}", "ms"))
 PROGRESS_EVERY = 0.5
+STORM_GUESS_PER_S = 300.0   # messages a second, for the first time-left guess (the workbench refines it)
 HELO = "benchbay.invalid"
 SENDER = ""     # the null sender: a message that cannot be delivered is never bounced to anyone
 FROM = "Benchbay mail storm <mailstorm@benchbay.invalid>"
@@ -233,6 +236,11 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
         # a queue that cannot be read now will not be readable after the storm: no drain wait for nothing
         ctx.warning("mailstorm: {}: queue depth and drain time are not measured".format(poller.why))
         poller.tool = ""
+    plan = [{"phase": "storm", "label": "Storm", "seconds": round(params["messages"] / STORM_GUESS_PER_S, 3),
+             "timed": False}]
+    if poller.tool:   # drained at the first poll when the MTA keeps up
+        plan.append({"phase": "drain", "label": "Queue drain", "seconds": params["queue_poll"], "timed": False})
+    ctx.emit("plan", phases=plan)
     workers = params["concurrency"]
     stop = threading.Event()
     total = mail_smtp.Stats()
@@ -273,8 +281,9 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
     if total.accept_times:
         ctx.marker("last_accept", "Last accept", at=wall_clock(last))
     ctx.result(TEST, "accepted", total.accepted, "messages", dict(meta, attempted=total.attempted))
-    ctx.result(TEST, "accepted_per_s", round(rate, 2), "msg/s",
-               dict(meta, window_s=round(window, 4), per_second=series))
+    emit_result(ctx, TEST, "accepted_per_s", round(rate, 2), "msg/s",
+                dict(meta, window_s=round(window, 4), per_second=series),
+                mail_stats.accept_rates(total.accept_times, first, last, wall_clock(first)))
     by_stage = {stage: total.failures.get(stage, {}) for stage in mail_smtp.STAGES if stage in total.failures}
 
     def count(kind: str) -> int:
@@ -297,6 +306,7 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
     with ctx.phase("drain", "Queue drain"):
         drain_start = time.monotonic()
         baseline = before or 0
+        peak = baseline
         while True:
             ctx.sleep(poller.wait_due())
             depth = poller.poll()
@@ -307,12 +317,15 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
                 break
             if now - drain_start >= params["drain_timeout"]:
                 break
-            fraction = (now - drain_start) / params["drain_timeout"] if params["drain_timeout"] else 1.0
-            ctx.progress("drain", fraction, eta_s=params["drain_timeout"] - (now - drain_start),
-                         message="{} in the queue".format(depth))
+            # how much of the queue's peak is gone; no eta: drain_timeout is a limit, not an estimate
+            peak = max(peak, depth or 0)
+            fraction = 1.0 - (depth - baseline) / (peak - baseline) if depth is not None and peak > baseline else 0.0
+            ctx.progress("drain", fraction, message="{} in the queue".format(depth))
         ctx.progress("drain", 1.0, eta_s=0.0)
     depths = [d for _, d in poller.series]
-    queue_meta = dict(meta, series=poller.series, poll_s=params["queue_poll"], before=before)
+    # series_t0: the wall clock of the series' second 0, so the workbench puts it on the run's time axis
+    queue_meta = dict(meta, series=poller.series, series_t0=round(wall_clock(poller.start), 3),
+                      poll_s=params["queue_poll"], before=before)
     ctx.result(TEST, "queue_max", max(depths) if depths else 0, "messages", queue_meta)
     if drained_at is None:
         ctx.warning("mailstorm: the queue was not drained within {:g} s".format(params["drain_timeout"]))
@@ -348,6 +361,8 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
     workers = params["concurrency"]
     threads = [threading.Thread(target=work, args=(i, _share(params["messages"], workers, i)), daemon=True)
                for i in range(workers)]
+    ctx.emit("plan", phases=[{"phase": "storm", "label": "Storm (synthetic)",
+                              "seconds": round(params["messages"] / STORM_GUESS_PER_S, 3), "timed": False}])
     with ctx.phase("storm", "Storm (synthetic)"):
         ctx.marker("storm_start", "Storm start (synthetic)")
         started = time.monotonic()
@@ -367,8 +382,9 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
     if times:
         ctx.marker("last_accept", "Last accept (synthetic)", at=wall_clock(last))
     ctx.result(TEST, "accepted", stats.accepted, "messages", dict(meta))
-    ctx.result(TEST, "accepted_per_s", round(stats.accepted / window, 2) if window > 0 else 0.0, "msg/s",
-               dict(meta, window_s=round(window, 4), per_second=mail_stats.per_second(times, started, last)))
+    emit_result(ctx, TEST, "accepted_per_s", round(stats.accepted / window, 2) if window > 0 else 0.0, "msg/s",
+                dict(meta, window_s=round(window, 4), per_second=mail_stats.per_second(times, started, last)),
+                mail_stats.accept_rates(times, started, last, wall_clock(started)))
     for kind in ("create", "fsync", "total"):
         _pct_results(ctx, "synthetic_" + kind, stats.latency[kind], meta)
     shutil.rmtree(directory, ignore_errors=True)

@@ -39,6 +39,9 @@ METRICS = (("dump_bytes", "B"), ("source_db_bytes", "B"), ("db_bytes", "B"), ("{
            ("file_restore.{part}_s", "s"), ("file_restore.mbps", "MB/s"), ("file_restore.files_per_s", "files/s"),
            ("file_restore.archive_bytes", "B"))
 MB = 1024 * 1024
+# seconds per MB of the data set, for the first time-left guess of each phase (the workbench refines it)
+PG_GUESS_S_PER_MB = {"generate": 0.06, "dump": 0.03, "restore": 0.03}
+FILE_GUESS_S_PER_MB = {"generate": 0.03, "restore_files": 0.03}
 
 
 def describe() -> Dict[str, Any]:
@@ -158,6 +161,13 @@ def _postgres(ctx: Any, params: Dict[str, Any], pg: Any, jobs: int) -> None:
         owner = pwd.getpwnam("postgres").pw_uid
     work = _work_dir(ctx, params, owner)
     dump = os.path.join(work, "source.dump")
+    size, guess = params["size_mb"], PG_GUESS_S_PER_MB
+    ctx.emit("plan", phases=[
+        {"phase": "generate", "label": "Generate {} MB".format(size), "seconds": 2.0 + size * guess["generate"]},
+        {"phase": "dump", "label": "pg_dump -Fc", "seconds": 0.5 + size * guess["dump"]},
+        {"phase": "restore_j1", "label": "pg_restore -j 1", "seconds": 1.0 + size * guess["restore"]},
+        {"phase": "restore_jn", "label": "pg_restore -j {}".format(jobs),
+         "seconds": 1.0 + size * guess["restore"] / min(jobs, 4)}])
 
     with ctx.phase("generate", "Generate {} MB".format(params["size_mb"])):
         create(names["src"])
@@ -224,6 +234,10 @@ def _file_level(ctx: Any, params: Dict[str, Any], why: str) -> None:
                 "then sync), not a database restore".format(why))
     work = _work_dir(ctx, params)
     archive = os.path.join(work, "files.tar.gz")
+    size, guess = params["size_mb"], FILE_GUESS_S_PER_MB
+    ctx.emit("plan", phases=[
+        {"phase": "generate", "label": "Generate archive", "seconds": 0.5 + size * guess["generate"]},
+        {"phase": "restore_files", "label": "Extract and sync", "seconds": 0.5 + size * guess["restore_files"]}])
     with ctx.phase("generate", "Generate archive"):
         made = restore_files.make_archive(ctx, archive, params["size_mb"], "generate")
     dest = os.path.join(work, "restored")

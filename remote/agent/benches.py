@@ -19,6 +19,7 @@ BENCHES = {
     "disk": "bench_disk",
     "mailstorm": "bench_mailstorm",
     "restore": "bench_restore",
+    "shared-storage": "bench_shared",
 }
 
 

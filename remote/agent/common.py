@@ -5,7 +5,7 @@ import glob
 import os
 import signal
 import subprocess
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 NEEDS_ROOT = "needs root"
 COMMAND_TIMEOUT = 5.0  # seconds for any one probe command: facts must never hang
@@ -176,3 +176,78 @@ def no_space_message(exc: BaseException, default_dir: str) -> Optional[str]:
     path = found.filename if isinstance(found.filename, str) else ""
     directory = os.path.dirname(os.path.abspath(path)) if path else default_dir
     return "{} in {} while writing {}".format(reason, directory, os.path.basename(path) if path else "a file")
+
+
+# -- per-interval rates (a figure's spread within its run) -----------------------------------------
+
+RATE_INTERVAL = 1.0      # seconds per interval of a rate's series
+MIN_INTERVALS = 5        # a window shorter than this many seconds is cut into this many intervals
+MIN_RATE_INTERVAL = 0.01   # 10 ms: a storm of a few hundred messages may last a quarter second
+
+
+def rate_interval(window_s: float) -> float:
+    """1 s, or less for a short window so that it still gives MIN_INTERVALS intervals."""
+    if window_s >= RATE_INTERVAL * MIN_INTERVALS:
+        return RATE_INTERVAL
+    # not rounded: MIN_INTERVALS of them cover the window exactly, up to its last event
+    return max(float(window_s) / MIN_INTERVALS, MIN_RATE_INTERVAL)
+
+
+def interval_count(window_s: float, interval: float) -> int:
+    """How many whole intervals fit in the window (a partial last one would read low)."""
+    if interval <= 0 or window_s <= 0:
+        return 0
+    return int(float(window_s) / interval + 1e-6)
+
+
+def bucket_counts(times: Sequence[float], start: float, count: int, interval: float) -> List[float]:
+    """How many of `times` fell in each of `count` intervals from start; a time exactly at the end of
+    the last interval (the last accept ends the window) counts in it."""
+    buckets = [0.0] * count
+    end = start + count * interval
+    for t in times:
+        if t < start or t > end + 1e-9:
+            continue
+        buckets[min(int((t - start) / interval), count - 1)] += 1.0
+    return buckets
+
+
+def spread_spans(spans: Sequence[Tuple[float, float]], start: float, count: int, interval: float) -> List[float]:
+    """Work units done in each interval when one unit is done evenly over each (begin, end) span: an op
+    of 0.3 s that straddles two intervals counts partly in each, so slow ops give smooth rates."""
+    buckets = [0.0] * count
+    end = start + count * interval
+    for begin, finish in spans:
+        length = finish - begin
+        if finish <= start or begin >= end:
+            continue
+        if length <= 0:
+            buckets[min(int((begin - start) / interval), count - 1)] += 1.0
+            continue
+        first = max(int((max(begin, start) - start) / interval), 0)
+        last = min(int((min(finish, end) - start) / interval), count - 1)
+        for index in range(first, last + 1):
+            low = max(begin, start + index * interval)
+            high = min(finish, start + (index + 1) * interval)
+            if high > low:
+                buckets[index] += (high - low) / length
+    return buckets
+
+
+def rates(amounts: Sequence[float], interval: float, t0: float, scale: float = 1.0) -> Dict[str, Any]:
+    """A result's per-interval rates as the workbench reads them: amount per interval / interval, times
+    `scale`; t0 is the wall clock (time.time()) at the start of the first interval."""
+    return {"interval_s": round(float(interval), 6), "t0": round(float(t0), 6),
+            "values": [round(a * scale / interval, 6) for a in amounts]}
+
+
+def emit_result(ctx: Any, test: str, metric: str, value: float, unit: str, metadata: Dict[str, Any],
+                per_interval: Optional[Dict[str, Any]] = None) -> None:
+    """ctx.result, with the figure's per-interval rates when there are any (and a context that can
+    write them: one that only takes results gets the figure alone)."""
+    emit = getattr(ctx, "emit", None)
+    if not per_interval or not per_interval.get("values") or emit is None:
+        ctx.result(test, metric, value, unit, metadata)
+        return
+    emit("result", test=test, metric=metric, value=float(value), unit=unit, metadata=metadata or {},
+         rates=per_interval)

@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - List in a type comment
 
+from .common import interval_count, rate_interval, rates
 from .disk_latency import Histogram
 
 ENGINE = "builtin"
@@ -60,7 +61,7 @@ def describe(job: Dict[str, Any], direct: bool, mode: str) -> str:
 
 def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
             should_stop: Any) -> Dict[str, Any]:
-    """Runs I/Os until the job's end; returns {"hist", "ios", "bytes", "first", "last"}."""
+    """Runs I/Os until the job's end; returns {"hist", "ios", "bytes", "first", "last", "per_interval"}."""
     flags, _ = open_flags(job, direct)
     fd = os.open(job["file"], flags)
     bs = int(job["bs"])
@@ -78,6 +79,8 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
     end = warm_end + float(job["runtime"])
     ios = 0
     first = last = 0.0
+    interval, slots = _intervals(job)
+    per_interval = [0] * slots   # I/Os completed in each interval of the measured window
     position = (seed % blocks) if not rand else 0
     if not rand and job["workers"] > 1:
         position = (blocks // job["workers"]) * (seed % job["workers"])
@@ -113,6 +116,9 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
                     first = t0
                 ios += 1
                 last = t1
+                slot = int((t1 - warm_end) / interval)
+                if slot < slots:
+                    per_interval[slot] += 1
             if t1 >= end:
                 break
             n += 1
@@ -123,7 +129,14 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
     finally:
         os.close(fd)
         buf.close()
-    return {"hist": hist.to_state(), "ios": ios, "bytes": ios * bs, "first": first, "last": last}
+    return {"hist": hist.to_state(), "ios": ios, "bytes": ios * bs, "first": first, "last": last,
+            "per_interval": per_interval}
+
+
+def _intervals(job: Dict[str, Any]) -> Tuple[float, int]:
+    """(interval length, how many) of the measured window's per-interval rates."""
+    interval = rate_interval(float(job["runtime"]))
+    return interval, interval_count(float(job["runtime"]), interval)
 
 
 def _run_threads(ctx: Any, job: Dict[str, Any], direct: bool, base_seed: int,
@@ -209,6 +222,7 @@ def run_job(job: Dict[str, Any], ctx: Any = None, direct: Optional[bool] = None)
     direct = bool(job["direct"] if direct is None else direct)
     workers = int(job["workers"])
     t_start = time.perf_counter() + START_DELAY
+    wall_start = time.time() + START_DELAY   # the wall clock at t_start: where the rates begin
     base_seed = random.SystemRandom().randrange(1 << 30)
     if workers == 1 or WORKER_MODE == "threads":  # in-process threads; the main thread reports progress
         mode = "thread" if workers == 1 else "threads"
@@ -238,7 +252,7 @@ def run_job(job: Dict[str, Any], ctx: Any = None, direct: Optional[bool] = None)
             if "error" in out:
                 raise OSError(out["error"])
             outs.append(out)
-    return _combine(job, outs, direct, describe(job, direct, mode))
+    return _combine(job, outs, direct, describe(job, direct, mode), wall_start)
 
 
 _EXITED = set()  # type: set
@@ -271,7 +285,8 @@ def _kill(pid: int) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def _combine(job: Dict[str, Any], outs: List[Dict[str, Any]], direct: bool, flags: str) -> Dict[str, Any]:
+def _combine(job: Dict[str, Any], outs: List[Dict[str, Any]], direct: bool, flags: str,
+             wall_start: float = 0.0) -> Dict[str, Any]:
     hist = Histogram()
     ios = nbytes = 0
     first = min((o["first"] for o in outs if o["ios"]), default=0.0)
@@ -281,7 +296,11 @@ def _combine(job: Dict[str, Any], outs: List[Dict[str, Any]], direct: bool, flag
         ios += out["ios"]
         nbytes += out["bytes"]
     seconds = max(last - first, 1e-9) if ios else 0.0
+    interval, slots = _intervals(job)
+    counts = [sum(out.get("per_interval", [0] * slots)[i] for out in outs) for i in range(slots)] if ios else []
+    t0 = wall_start + float(job["warmup"])
     return {
+        "rates": {"iops": rates(counts, interval, t0), "mbps": rates(counts, interval, t0, int(job["bs"]) / 1e6)},
         "name": job["name"], "iops": ios / seconds if seconds else 0.0,
         "mbps": nbytes / seconds / 1e6 if seconds else 0.0, "ios": ios, "seconds": round(seconds, 6),
         "lat": hist.summary_ms(), "engine": ENGINE, "engine_version": version(), "flags": flags,

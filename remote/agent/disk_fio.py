@@ -13,12 +13,13 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
 import time
 from typing import Any, Dict, List, Optional
 
-from .common import one_line
+from .common import interval_count, one_line, rate_interval, rates
 from .disk_file import check_own_file
 
 ENGINE = "fio"
@@ -37,10 +38,12 @@ def available() -> Optional[str]:
 
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+SAFE_PATH = re.compile(r"^[A-Za-z0-9._/+-]+$")   # no ':' (a list separator), ',' ';' '#' or space
 
 
-def command(job: Dict[str, Any], direct: bool) -> List[str]:
-    """fio's argv; it runs in the file's directory (see fio_cwd) and names the file relative to it."""
+def command(job: Dict[str, Any], direct: bool, log_prefix: str = "") -> List[str]:
+    """fio's argv; it runs in the file's directory (see fio_cwd) and names the file relative to it.
+    With log_prefix, fio also writes its per-interval IOPS and bandwidth logs (see interval_rates)."""
     name = os.path.basename(job["file"])
     if not SAFE_NAME.match(name):
         raise ValueError("fio cannot be given the file name {!r}: only letters, digits, '.', '-' and '_' "
@@ -55,6 +58,9 @@ def command(job: Dict[str, Any], direct: bool) -> List[str]:
     ]
     if float(job["warmup"]) > 0:
         argv.append("--ramp_time={}ms".format(_ms(job["warmup"])))
+    if log_prefix:   # fio starts these logs when the ramp ends: the measured window only
+        argv += ["--write_iops_log=" + log_prefix, "--write_bw_log=" + log_prefix,
+                 "--log_avg_msec={}".format(_ms(rate_interval(float(job["runtime"]))))]
     if job["rw"] in ("write", "randwrite"):
         if job.get("sync") == "osync":
             argv.append("--sync=1")
@@ -71,9 +77,36 @@ def _ms(seconds: Any) -> int:
     return max(int(round(float(seconds) * 1000)), 1)
 
 
+def _log_dir(ctx: Any) -> str:
+    """A private directory for fio's logs, whose path fio's option parser takes as it is ("" if none)."""
+    base = ctx.run_dir if ctx is not None else None
+    try:
+        directory = tempfile.mkdtemp(prefix="fio-logs-", dir=base)
+    except OSError:
+        return ""
+    if not SAFE_PATH.match(directory):
+        shutil.rmtree(directory, ignore_errors=True)
+        return ""   # no per-interval rates rather than a path fio would cut in pieces
+    if ctx is not None:
+        ctx.add_cleanup_path(directory)   # also removed when the run is cancelled mid-job
+    return directory
+
+
 def run_job(job: Dict[str, Any], ctx: Any = None, direct: Optional[bool] = None) -> Dict[str, Any]:
     direct = bool(job["direct"] if direct is None else direct)
-    argv = command(job, direct)
+    log_dir = _log_dir(ctx)
+    try:
+        result = _run_job(job, ctx, direct, log_dir)
+        if log_dir:
+            result["rates"] = interval_rates(job, log_dir, result)
+        return result
+    finally:
+        if log_dir:
+            shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def _run_job(job: Dict[str, Any], ctx: Any, direct: bool, log_dir: str) -> Dict[str, Any]:
+    argv = command(job, direct, os.path.join(log_dir, "job") if log_dir else "")
     total = float(job["warmup"]) + float(job["runtime"])
     check_own_file(job["file"])   # fio opens it by name: not through a link put in its place
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -125,6 +158,7 @@ def parse(job: Dict[str, Any], stdout: str, direct: bool, flags: str) -> Dict[st
     iops = float(side.get("iops") or 0.0)
     total_ios = side.get("total_ios")
     return {
+        "end_ms": int(doc.get("timestamp_ms") or 0),   # the wall clock when fio finished (ms)
         "name": job["name"], "iops": iops, "mbps": bytes_per_second(side) / 1e6,
         "ios": int(total_ios) if total_ios is not None else int(round(iops * runtime_ms / 1000.0)),
         "seconds": runtime_ms / 1000.0,  # group_reporting: the longest job's runtime
@@ -133,6 +167,45 @@ def parse(job: Dict[str, Any], stdout: str, direct: bool, flags: str) -> Dict[st
         "engine": ENGINE, "engine_version": str(doc.get("fio version") or available() or "fio"),
         "flags": flags, "direct": direct, "sync": job.get("sync", "none"),
     }
+
+
+def _read_log(path: str, window_ms: int) -> Dict[int, float]:
+    """interval index -> value of one job's log ("time ms, value, direction, bs, offset" lines)."""
+    out = {}  # type: Dict[int, float]
+    with open(path) as handle:
+        for line in handle:
+            fields = line.split(",")
+            try:
+                at, value = int(fields[0]), float(fields[1])
+            except (ValueError, IndexError):
+                continue
+            # an entry is stamped at the end of its window (fio's timer drifts a little)
+            out[int(round(at / float(window_ms))) - 1] = value
+    return out
+
+
+def interval_rates(job: Dict[str, Any], log_dir: str, result: Dict[str, Any]) -> Dict[str, Any]:
+    """Per-interval IOPS and MB/s, summed over the workers, from fio's logs; {} when they are missing."""
+    interval = rate_interval(float(job["runtime"]))
+    window_ms = _ms(interval)
+    slots = interval_count(float(job["runtime"]), interval)
+    out = {}  # type: Dict[str, Any]
+    # the window starts where the run's measured part started: its end less its runtime
+    t0 = (result.get("end_ms") or 0) / 1000.0 - float(result.get("seconds") or 0.0)
+    for kind, quantity, scale in (("iops", "iops", 1.0), ("bw", "mbps", 1024.0 / 1e6)):
+        paths = [os.path.join(log_dir, name) for name in sorted(os.listdir(log_dir))
+                 if name.startswith("job_{}.".format(kind)) and name.endswith(".log")]
+        logs = [_read_log(path, window_ms) for path in paths]
+        if not logs:
+            continue
+        # intervals every worker logged, in order: a missing one would read low
+        indexes = [i for i in range(slots) if all(i in log for log in logs)]
+        if indexes != list(range(len(indexes))):
+            indexes = indexes[:next(n for n, i in enumerate(indexes) if i != n)]
+        values = [sum(log[i] for log in logs) * scale for i in indexes]
+        # fio logs rates per second already: rates() divides by the interval, so hand it amounts
+        out[quantity] = rates([v * interval for v in values], interval, t0)
+    return out
 
 
 def bytes_per_second(side: Dict[str, Any]) -> float:

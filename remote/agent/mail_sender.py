@@ -1,4 +1,4 @@
-"""The mail storm's sessions, all driven by one thread with non-blocking sockets (selectors).
+"""The mail storm's sessions, all driven by one thread with non-blocking sockets (mail_poll).
 
 One event loop instead of a thread per session, as Postfix's smtp-source does it: twenty threads that
 each wake for every reply spend their time handing the GIL to each other (tens of futex calls per
@@ -10,21 +10,25 @@ the message, and the reply to its end. When the server offers PIPELINING (RFC 29
 DATA go out in one write, and on a reused session the next message's MAIL, RCPT and DATA follow the
 end of the message in the same write: one round trip per message. RSET only after a failed
 transaction; QUIT when the session's messages are done, or after every message with
-session_per_message. Outcomes are counted in a mail_smtp.Stats by stage, as mail_smtp describes; a
-message whose session dies before its replies counts as an error at "mail".
+session_per_message; with PIPELINING the QUIT rides along with the end of the session's last message
+(RFC 2920 allows QUIT as the last command of a group), which saves a round trip per session.
+Outcomes are counted in a mail_smtp.Stats by stage, as mail_smtp describes; a message whose session
+dies before its replies counts as an error at "mail".
 """
 import collections
 import contextlib
 import errno
-import selectors
 import socket
 import threading
 import time
 from typing import Any, Callable, Deque, Iterator, List, Optional, Tuple  # noqa: F401 - some only in type comments
 
+from .mail_poll import make_poller
+from .mail_replies import joined, multiline, offers_pipelining
 from .mail_smtp import LINE_MAX, SmtpFailure, Stats, envelope, reply_failure
 
 READ_SIZE = 65536
+_NONBLOCK = getattr(socket, "SOCK_NONBLOCK", 0)
 TICK = 0.1          # how often the loop looks at the stop flag and the deadlines when nothing happens
 # (stage, codes that mean success or None for any, what to do next, part of a pipelined MAIL/RCPT/DATA group)
 Expectation = Tuple[str, Optional[Tuple[int, ...]], Callable[[int, str], None], bool]
@@ -38,7 +42,7 @@ class _Storm:
         self.address, self.family, self.helo, self.timeout = address, family, helo, timeout
         self.sender, self.recipient, self.per_message, self.stats = sender, recipient, per_message, stats
         self.envelope = envelope(sender, recipient)
-        self.selector = selectors.DefaultSelector()
+        self.poller = make_poller()
         self.runnable = collections.deque()  # type: Deque[_Session]
         self.unfinished = 0
 
@@ -49,6 +53,7 @@ class _Session:
     def __init__(self, storm: _Storm, messages: Iterator[bytes]) -> None:
         self.storm, self.messages = storm, messages
         self.sock = None  # type: Optional[socket.socket]
+        self.fd = -1
         self.inbuf = b""
         self.outbuf = b""
         self.send_stage = "connect"
@@ -60,7 +65,6 @@ class _Session:
         self.unresolved = 0      # messages sent on this session whose outcome is not counted yet
         self.deadline = 0.0
         self.mark = 0.0          # when the timed step began (connect, banner, end of DATA)
-        self.mask = 0
         self.connecting = False
 
     # -- flow --------------------------------------------------------------------------------------
@@ -83,25 +87,29 @@ class _Session:
 
     def connect(self) -> None:
         self.send_stage = "connect"
-        sock = socket.socket(self.storm.family, socket.SOCK_STREAM)
-        sock.setblocking(False)
+        # non-blocking from its creation where the kernel can (Linux): one system call less per session
+        sock = socket.socket(self.storm.family, socket.SOCK_STREAM | _NONBLOCK)
+        if not _NONBLOCK:
+            sock.setblocking(False)
         self.mark = time.monotonic()
         code = sock.connect_ex(self.storm.address)
         if code not in (0, errno.EINPROGRESS, errno.EALREADY, errno.EWOULDBLOCK):
             sock.close()
             raise _connect_failure(code)
         self.sock, self.inbuf, self.outbuf, self.pipelining = sock, b"", b"", False
+        self.fd = sock.fileno()
         self.expect.clear()
         self.group_failure, self.need_reset = None, False
         self.connecting = True
         self.deadline = self.mark + self.storm.timeout
-        self._watch(selectors.EVENT_WRITE)
+        self.storm.poller.add(self.fd, self)
 
-    def connected(self) -> None:
+    def connected(self, clean: bool) -> None:
+        """The connection is made, or failed; clean: the poller saw no error, none to ask for."""
         sock = self.sock
         assert sock is not None
         self.connecting = False
-        code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        code = 0 if clean else sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if code:
             raise _connect_failure(code)
         now = time.monotonic()
@@ -109,7 +117,7 @@ class _Session:
         self.mark = now
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.expect.append(("banner", (220,), self.greeted, False))
-        self._watch(selectors.EVENT_READ)
+        self.storm.poller.want_write(self.fd, self, False)
 
     def greeted(self, code: int, text: str) -> None:
         self.storm.stats.latency_add("banner", time.monotonic() - self.mark)
@@ -117,7 +125,7 @@ class _Session:
 
     def ehlo_done(self, code: int, text: str) -> None:
         if code == 250:
-            self.pipelining = "PIPELINING" in text.upper().split()
+            self.pipelining = offers_pipelining(text)
             self.transaction()
         else:   # an old server without ESMTP
             self.command("helo", "HELO " + self.storm.helo, (250,), lambda c, t: self.transaction())
@@ -143,21 +151,26 @@ class _Session:
         self.transaction()
 
     def send_message(self, code: int, text: str) -> None:
-        body = self.message + b".\r\n"
         chained = None   # type: Optional[bytes]
         if self.pipelining and not self.storm.per_message:
             chained = next(self.messages, None)
         self.mark = time.monotonic()
         if chained is None:
-            self.send("eod", body)
+            if self.pipelining:   # the session's last message: QUIT goes with it
+                self.send("eod", self.message + b".\r\nQUIT\r\n")
+                self.expect.append(("eod", (250,), self.accepted_chained, False))
+                self.expect.append(("quit", None, self.quit_done, False))
+                return
+            self.send("eod", self.message + b".\r\n")
             self.expect.append(("eod", (250,), self.accepted, False))
             return
         # RFC 2920: message content may open a group, so the next MAIL, RCPT and DATA ride along with
         # the end of this message: one round trip per message on a reused session
+        data = b"".join((self.message, b".\r\n", self.storm.envelope))
         self.message = chained
         self.storm.stats.attempt()
         self.unresolved += 1
-        self.send("eod", body + self.storm.envelope)
+        self.send("eod", data)
         self.expect.append(("eod", (250,), self.accepted_chained, False))
         self.expect_envelope()
 
@@ -178,15 +191,15 @@ class _Session:
             self.storm.runnable.append(self)
 
     def quit(self) -> None:
-        self.command("quit", "QUIT", None, lambda c, t: self.closed_politely())
+        self.command("quit", "QUIT", None, self.quit_done)
 
-    def closed_politely(self) -> None:
+    def quit_done(self, code: int, text: str) -> None:
         self.close()
         self.storm.runnable.append(self)
 
     def failed(self, failure: SmtpFailure) -> None:
         """Count the failure; the message is not retried, the session goes on with the next one."""
-        if self.expect and self.expect[0][0] == "quit":   # the messages are done: a failed QUIT is no failure
+        if failure.stage == "quit":   # the messages are done: a failed QUIT is no failure
             self.close()
             self.storm.runnable.append(self)
             return
@@ -221,6 +234,8 @@ class _Session:
         sock = self.sock
         if sock is None:
             raise SmtpFailure(self.send_stage, "error", "not connected", True)
+        if not self.outbuf:
+            return
         while self.outbuf:
             try:
                 sent = sock.send(self.outbuf)
@@ -229,27 +244,34 @@ class _Session:
             except OSError as exc:
                 raise SmtpFailure(self.send_stage, "error", exc.strerror or str(exc), True) from None
             self.outbuf = self.outbuf[sent:]
-        self._watch(selectors.EVENT_READ | (selectors.EVENT_WRITE if self.outbuf else 0))
+        self.storm.poller.want_write(self.fd, self, bool(self.outbuf))
 
     def readable(self) -> None:
         sock = self.sock
         assert sock is not None
-        stage = self.expect[0][0] if self.expect else self.send_stage
-        try:
-            chunk = sock.recv(READ_SIZE)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as exc:
-            raise SmtpFailure(stage, "error", exc.strerror or str(exc), True) from None
-        if not chunk:
-            raise SmtpFailure(stage, "error", "connection closed by the server", True)
-        self.deadline = time.monotonic() + self.storm.timeout
-        self.inbuf += chunk
-        while self.sock is sock:
-            reply = self._take_reply()
-            if reply is None:
+        while True:
+            try:
+                chunk = sock.recv(READ_SIZE)
+            except (BlockingIOError, InterruptedError):
                 return
-            self.reply(*reply)
+            except OSError as exc:
+                raise SmtpFailure(self._stage(), "error", exc.strerror or str(exc), True) from None
+            if not chunk:
+                raise SmtpFailure(self._stage(), "error", "connection closed by the server", True)
+            self.deadline = time.monotonic() + self.storm.timeout
+            self.inbuf += chunk
+            while self.sock is sock and self.inbuf:
+                reply = self._take_reply()
+                if reply is None:
+                    break
+                self.reply(*reply)
+            # edge-triggered readiness is reported once: a full read may have left more behind
+            if self.sock is not sock or len(chunk) < READ_SIZE:
+                return
+
+    def _stage(self) -> str:
+        """The stage a failure now belongs to: the reply awaited, else the last thing sent."""
+        return self.expect[0][0] if self.expect else self.send_stage
 
     def _take_reply(self) -> Optional[Tuple[int, str]]:
         """The first complete (maybe multi-line) reply in the buffer, or None."""
@@ -258,29 +280,20 @@ class _Session:
         if end > 3 and buf[3:4] == b" " and buf[:3].isdigit():   # the usual one-line reply
             self.inbuf = buf[end + 1:]
             return int(buf[:3]), buf[4:end].decode("utf-8", "replace").strip()
-        lines, start = [], 0
-        while True:
-            end = self.inbuf.find(b"\n", start)
-            stage = self.expect[0][0] if self.expect else self.send_stage
-            if end < 0:
-                if len(self.inbuf) - start > LINE_MAX:
-                    raise SmtpFailure(stage, "error", "reply line too long", True)
-                return None
-            line = self.inbuf[start:end].rstrip(b"\r")
-            start = end + 1
-            if len(line) < 3 or not line[:3].isdigit():
-                raise SmtpFailure(stage, "error", "not an SMTP reply: {!r}".format(line[:80]), True)
-            lines.append(line[4:].decode("utf-8", "replace"))
-            if len(line) == 3 or line[3:4] == b" ":
-                self.inbuf = self.inbuf[start:]
-                return int(line[:3]), " ".join(lines).strip()
+        if end < 0 and len(buf) <= LINE_MAX:   # nothing complete yet (the usual case after the last reply)
+            return None
+        try:
+            reply, self.inbuf = multiline(buf)
+        except ValueError as exc:
+            raise SmtpFailure(self._stage(), "error", str(exc), True) from None
+        return reply
 
     def reply(self, code: int, text: str) -> None:
         if not self.expect:
             stage = self.send_stage
-            raise SmtpFailure(stage, "error", "unexpected reply {} {}".format(code, text), True)
+            raise SmtpFailure(stage, "error", "unexpected reply {} {}".format(code, joined(text)), True)
         stage, ok, then, grouped = self.expect.popleft()
-        failure = reply_failure(stage, ok, code, text)
+        failure = None if ok is None or code in ok else reply_failure(stage, ok, code, joined(text))
         if grouped:
             # MAIL, RCPT and DATA went out together: the first failing reply is the one counted
             if failure is not None and failure.fatal:
@@ -301,15 +314,6 @@ class _Session:
         stage = self.expect[0][0] if self.expect else self.send_stage
         raise SmtpFailure(stage, "error", "timed out after {:g} s".format(self.storm.timeout), True)
 
-    def _watch(self, mask: int) -> None:
-        if mask == self.mask or self.sock is None:
-            return
-        if self.mask:
-            self.storm.selector.modify(self.sock, mask, self)
-        else:
-            self.storm.selector.register(self.sock, mask, self)
-        self.mask = mask
-
     def close(self) -> None:
         sock, self.sock = self.sock, None
         self.connecting = False
@@ -318,9 +322,8 @@ class _Session:
         self.inbuf = self.outbuf = b""
         if sock is None:
             return
-        if self.mask:
-            self.storm.selector.unregister(sock)
-            self.mask = 0
+        self.storm.poller.remove(self.fd)
+        self.fd = -1
         with contextlib.suppress(OSError):
             sock.close()
 
@@ -356,11 +359,11 @@ def storm(host: str, port: int, helo: str, timeout: float, sender: str, recipien
     finally:
         for session in sessions:
             session.close()
-        shared.selector.close()
+        shared.poller.close()
 
 
 def _loop(shared: _Storm, sessions: List[_Session], stop: threading.Event) -> None:
-    select = shared.selector.select
+    poll = shared.poller.poll
     next_deadline_check = time.monotonic() + TICK
     while not stop.is_set():
         # the runnable queue instead of direct calls: a server refusing every connection must not recurse
@@ -374,17 +377,16 @@ def _loop(shared: _Storm, sessions: List[_Session], stop: threading.Event) -> No
             return
         if shared.runnable:
             continue
-        for key, mask in select(TICK):
-            session = key.data
+        for session, readable, writable, clean in poll(TICK):
             try:
                 if session.sock is None:
                     continue
-                if mask & selectors.EVENT_WRITE:
+                if writable:
                     if session.connecting:
-                        session.connected()
-                    else:
+                        session.connected(clean)
+                    elif session.outbuf:
                         session.flush()
-                if mask & selectors.EVENT_READ and session.sock is not None:
+                if readable and session.sock is not None:
                     session.readable()
             except SmtpFailure as failure:
                 session.failed(failure)

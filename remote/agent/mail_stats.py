@@ -1,6 +1,8 @@
 """Percentiles and per-second series for the mail storm (nearest rank: always a value that was measured)."""
 import math
-from typing import Dict, List, Sequence  # noqa: F401 - some only in type comments
+from typing import Any, Dict, List, Sequence  # noqa: F401 - some only in type comments
+
+from .common import bucket_counts, interval_count, rate_interval, rates
 
 PERCENTILES = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0))
 
@@ -28,3 +30,11 @@ def per_second(times: Sequence[float], start: float, end: float) -> List[int]:
         if 0 <= index < len(buckets):
             buckets[index] += 1
     return buckets
+
+
+def accept_rates(times: Sequence[float], start: float, end: float, wall_start: float) -> Dict[str, Any]:
+    """Accepted messages per second in each whole interval from start to end (one clock for all three);
+    wall_start is time.time() at start. {} when the window holds no whole interval."""
+    interval = rate_interval(end - start)
+    slots = interval_count(end - start, interval)
+    return rates(bucket_counts(times, start, slots, interval), interval, wall_start) if slots else {}

@@ -23,11 +23,13 @@ The CPU figures are iostat's avg-cpu from the aggregate "cpu" line; mpstat's "al
 the per-CPU lines instead, which the sampler does not keep.
 Where iostat has no rule we choose: any other 64-bit counter that went backwards (iostat would print
 huge nonsense) gives 0 figures for that interval. dm-N is shown by its dm name.
+NFS mounts get nfsiostat's figures (nfs_compute) over the same interval; network filesystems are named.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from remote.telemetry.nfs_compute import mount_label, nfs_figures
 from remote.telemetry.parse import Header, Snapshot
 from remote.telemetry.sample import TelemetrySample
 
@@ -181,8 +183,14 @@ class TelemetryComputer:
         return TelemetrySample(
             t=snap.t, interval=itv / 100, cpu=cpu_figures(snap.cpu, prev.cpu), load=snap.load,
             tasks={"running": snap.tasks[0], "total": snap.tasks[1]}, disks=self._disks(snap, prev, itv),
-            mem=mem_figures(snap.mem), psi=self._psi(snap, prev, itv),
+            mem=mem_figures(snap.mem), psi=self._psi(snap, prev, itv), nfs=self._nfs(snap, prev, itv),
+            netfs={mount_label(m): fstype for m, fstype in snap.mounts.network.items()},
         )
+
+    @staticmethod
+    def _nfs(snap: Snapshot, prev: Snapshot, itv: int) -> dict[str, dict[str, float]]:
+        before = prev.mounts.nfs
+        return {mount_label(m): nfs_figures(mount, before.get(m), itv) for m, mount in snap.mounts.nfs.items()}
 
     def shows(self, name: str, counters: tuple[int, ...], snap: Snapshot) -> bool:
         header = snap.header

@@ -5,7 +5,7 @@ Format (sampler.sh): a header once, then framed ticks; lines end with "\\n" (the
 
     @benchbay-telemetry 1 / @interval S / @shell NAME / @clock EPOCH UPTIME / @disks vda sdb ...
     @dm dm-0 vg-root / @part vda1 vda / @psi cpu io memory / @header-end
-    @tick N / @uptime / ... / @stat / cpu ... / @diskstats / ... / @loadavg / @meminfo / @psi-io / @end N
+    @tick N / @uptime / ... / @stat / cpu ... / @diskstats / ... / @loadavg / @meminfo / @psi-io / @mountstats / @end N
 
 Reads from a growing file can stop anywhere: a partial line or tick waits for the rest. A tick that is
 broken (no end, wrong end, unreadable counters, no header before it) is skipped and counted; garbage
@@ -14,6 +14,8 @@ between ticks is counted too. Nothing here raises on bad input.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from remote.telemetry.mountstats import MountTable, parse_mountstats
 
 FORMAT_VERSION = 1
 _MAX_LINE = 1 << 20            # a "line" longer than this is garbage (never produced by the sampler)
@@ -48,6 +50,7 @@ class Snapshot:
     mem: dict[str, int]                 # /proc/meminfo, kB (or pages for HugePages_*)
     psi: dict[str, int]                 # "io.some" -> total stall time in microseconds
     header: Header
+    mounts: MountTable = field(default_factory=MountTable)   # /proc/self/mountstats: NFS, network filesystems
 
     @property
     def uptime(self) -> float:
@@ -227,7 +230,7 @@ def _snapshot(seq: int, sections: dict[str, list[str]], header: Header) -> Snaps
     return Snapshot(
         seq=seq, uptime_cs=uptime_cs(sections["uptime"][0].split()[0]), cpu=_cpu(sections["stat"]),
         disks=_diskstats(sections["diskstats"]), load=load, tasks=tasks, mem=_meminfo(sections["meminfo"]),
-        psi=_psi(sections), header=header,
+        psi=_psi(sections), header=header, mounts=parse_mountstats(sections.get("mountstats", [])),
     )
 
 

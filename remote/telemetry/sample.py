@@ -1,4 +1,9 @@
-"""One telemetry interval of one host, with sysstat's names, and its stored form (series)."""
+"""One telemetry interval of one host, with sysstat's names, and its stored form (series).
+
+NFS mounts carry nfsiostat's figures (nfs_compute: "ops_s", "read_kB_s", "write_rtt_ms" ...) under
+their mount point; every network filesystem, NFS or not (a FUSE one such as sshfs), is named in
+`netfs` with its type, and stored as a series "netfs.TYPE" of 1s for the ticks it was mounted.
+"""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -19,6 +24,8 @@ UNITS = {
     "r/s": "1/s", "w/s": "1/s", "rrqm/s": "1/s", "wrqm/s": "1/s", "rkB/s": "kB/s", "wkB/s": "kB/s",
     "r_await": "ms", "w_await": "ms", "rareq-sz": "kB", "wareq-sz": "kB", "aqu-sz": "", "util": "%",
     "memused-percent": "%",
+    "ops_s": "1/s", "kB_s": "kB/s", "kB_op": "kB", "retrans": "", "retrans_pct": "%", "rtt_ms": "ms",
+    "exe_ms": "ms", "queue_ms": "ms", "errors": "", "errors_pct": "%", "rpc_bklog": "", "netfs": "",
 }
 
 
@@ -32,11 +39,14 @@ class TelemetrySample:
     disks: dict[str, dict[str, float]] = field(default_factory=dict)
     mem: dict[str, float] = field(default_factory=dict)
     psi: dict[str, float] = field(default_factory=dict)
+    nfs: dict[str, dict[str, float]] = field(default_factory=dict)   # mount point -> nfsiostat figures
+    netfs: dict[str, str] = field(default_factory=dict)              # mount point -> fstype (nfs4, fuse.sshfs)
 
     def to_json(self, host: str) -> dict:
         return {
             "t": round(self.t, 3), "host": host, "interval": round(self.interval, 3), "cpu": self.cpu,
             "load": list(self.load), "tasks": self.tasks, "disks": self.disks, "mem": self.mem, "psi": self.psi,
+            "nfs": self.nfs, "netfs": self.netfs,
         }
 
 
@@ -70,6 +80,8 @@ class SeriesLike(Protocol):
 def _unit(group: str, key: str) -> str:
     if group == "mem":
         return UNITS.get(key, "kB")
+    if group == "nfs":   # read_rtt_ms -> rtt_ms
+        return UNITS.get(key.split("_", 1)[1] if key.startswith(("read_", "write_")) else key, "")
     return UNITS.get(key, UNITS.get(group, ""))
 
 
@@ -100,6 +112,11 @@ def samples_to_series(samples: Iterable[TelemetrySample], t0: float) -> list[Tel
         for device, stats in s.disks.items():
             for key, value in stats.items():
                 put(f"disk.{key}", device, t, value)
+        for mount, stats in s.nfs.items():
+            for key, value in stats.items():
+                put(f"nfs.{key}", mount, t, value)
+        for mount, fstype in s.netfs.items():
+            put(f"netfs.{fstype}", mount, t, 1.0)
         put("interval", "", t, s.interval)
     return [
         TelemetrySeries(name=name, device=device, unit=_unit(*name.split(".", 1)) if "." in name else "s",
@@ -137,6 +154,10 @@ def series_to_samples(series: Iterable[SeriesLike], t0: float) -> list[Telemetry
                 sample.psi[key] = value
             elif group == "disk":
                 sample.disks.setdefault(s.device, {})[key] = value
+            elif group == "nfs":
+                sample.nfs.setdefault(s.device, {})[key] = value
+            elif group == "netfs":
+                sample.netfs[s.device] = key
     for t, values in loads.items():
         by_t[t].load = tuple(values.get(k, 0.0) for k in LOAD_KEYS)  # type: ignore[assignment]
     return [by_t[t] for t in sorted(by_t)]

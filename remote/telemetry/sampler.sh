@@ -109,11 +109,17 @@ nap() {
     trap 'exit 0' TERM INT
 }
 
-# Which optional files this kernel has (PSI: 4.20+, and only when not disabled with psi=0).
+# Which optional files this kernel has (PSI: 4.20+, and only when not disabled with psi=0; mountstats:
+# 2.6.17+, the NFS mounts' counters that nfsiostat reads, and every mount's filesystem type).
 psi=
 for _p in cpu io memory; do
     { read -r _x </proc/pressure/$_p; } 2>/dev/null && psi="$psi $_p"
 done
+mstats=
+{ read -r _x </proc/self/mountstats; } 2>/dev/null && mstats=/proc/self/mountstats
+# mountstats only matters with a network filesystem mounted: without one its section stays empty, so a
+# tick is no bigger for it (these types, as " fstype TYPE" begins, are what the workbench looks for)
+netfs_types='nfs fuse cifs smb3 smbfs ceph 9p afs glusterfs lustre gpfs beegfs orangefs pvfs2 davfs ncpfs coda'
 
 header() {
     printf '@benchbay-telemetry 1\n@interval %s\n@shell %s\n' "$iv" "$1"
@@ -155,6 +161,11 @@ loop_posix() {
         printf '@psi-%s\n' "$_p" 2>/dev/null >"$run/.m-psi-$_p" || nospace
         set -- "$@" "$run/.m-psi-$_p" "/proc/pressure/$_p"
     done
+    # whether a network filesystem is mounted: one grep every 10th tick (a mount shows within 10 ticks)
+    ms_re=$(printf '%s|' $netfs_types)
+    ms_re=" fstype (${ms_re%|})"
+    ms_net=
+    [ -n "$mstats" ] && { printf '@mountstats\n' 2>/dev/null >"$run/.m-mountstats" || nospace; }
     seq=0
     next=
     while :; do
@@ -163,7 +174,15 @@ loop_posix() {
         now=$cs
         check_stop "${up%%.*}"
         seq=$((seq + 1))
-        { printf '@tick %s\n' "$seq" && cat "$@" && printf '@end %s\n' "$seq"; } 2>/dev/null || nospace
+        if [ -n "$mstats" ] && [ $((seq % 10)) -eq 1 ]; then
+            grep -qE "$ms_re" "$mstats" 2>/dev/null && ms_net=1 || ms_net=
+        fi
+        if [ -n "$ms_net" ]; then
+            { printf '@tick %s\n' "$seq" && cat "$@" "$run/.m-mountstats" "$mstats" && printf '@end %s\n' "$seq"; } \
+                2>/dev/null || nospace
+        else
+            { printf '@tick %s\n' "$seq" && cat "$@" && printf '@end %s\n' "$seq"; } 2>/dev/null || nospace
+        fi
         [ -n "$next" ] || next=$now
         next=$((next + ivcs))
         d=$((next - now))
@@ -211,6 +230,15 @@ for p in $psi; do
     printf -v read_rest "%s$get" "$read_rest" "p_$p" "/proc/pressure/$p"
     tick+="@psi-$p\$nl\$p_$p\$nl"
 done
+# The network filesystem test runs when mountstats changed since the last tick, so a host without NFS
+# pays one string comparison per tick; NFS counters change every tick, and "nfs" is looked for first.
+check_ms=
+if [[ -n $mstats ]]; then
+    printf -v read_rest "%s$get" "$read_rest" ms "$mstats"
+    for t in $netfs_types; do check_ms+=" | *\" fstype $t\"*"; done
+    check_ms="if [[ \$ms != \"\$ms_seen\" ]]; then ms_seen=\$ms; case \$ms in ${check_ms# | }) ms_net=1 ;; *) ms_net= ;; esac; fi"
+    tick+='@mountstats$nl${ms_net:+$ms$nl}'
+fi
 # The loop is a template: the reads for this host's files go in, then it runs through eval (so a tick
 # makes no function call at all: with that, a tick costs about what one of `iostat -x 1` does).
 loop='
@@ -228,6 +256,7 @@ while :; do
     [[ -e $run/stop ]] && exit 0
     ((${up%%.*} > deadline)) && expire
     read_rest
+    check_ms
     ((seq += 1))
     printf %s "write_tick@end $seq$nl" 2>/dev/null || nospace
     if ((unit == 100)); then
@@ -246,6 +275,7 @@ done'
 loop=${loop/read_up/"$read_up"}
 loop=${loop/read_dl/"$read_dl"}
 loop=${loop/read_rest/"$read_rest"}
+loop=${loop/check_ms/"$check_ms"}
 loop=${loop/write_tick/"$tick"}
 if [[ -n $EPOCHREALTIME ]]; then unit=1000000; else unit=100; fi
 step=$((ivcs * unit / 100))

@@ -12,6 +12,7 @@ from app.gui.compare_choices import comparison_view
 from storage.records import ResultSample, RunRecord
 from widgets.compare_table import BEST_SHADE
 from widgets.compare_view import NO_BASELINE, ComparisonView
+from widgets.host_colours import host_colour
 
 pytestmark = pytest.mark.gui
 
@@ -133,6 +134,21 @@ def test_bar_chart_per_metric_one_bar_per_server(view):
     ticks = chart.getPlotItem().getAxis("left")._tickLevels[0]
     assert [name for _pos, name in ticks] == ["old-server", "new-server"]
     assert "lower is better" in view.bars.charts[LAT].getPlotItem().getAxis("bottom").labelText
+
+
+def test_a_server_has_one_colour_in_the_bars_and_the_overlay(view):
+    """The same colour for a server in every bar chart and in the telemetry overlay (and the PDF)."""
+    view.set_comparison(build(RUNS))
+    drawn = {}
+    for chart in view.bars.charts.values():
+        for label, brush in zip(chart.labels, chart.bar_item.opts["brushes"], strict=True):
+            drawn.setdefault(label, set()).add(brush.color().name())
+    assert drawn == {name: {host_colour(name, ["old-server", "new-server"])} for name in ("old-server", "new-server")}
+    assert len({colour for colours in drawn.values() for colour in colours}) == 2
+    view.set_overlays([AlignedSeries("old-server", 1, "disk.util", "vda", "%", [0.0, 1.0], [90.0, 95.0]),
+                       AlignedSeries("new-server", 3, "disk.util", "vda", "%", [0.0, 1.0], [40.0, 45.0])])
+    assert view.overlay.curves[1].opts["pen"].color().name() == next(iter(drawn["old-server"]))
+    assert view.overlay.curves[3].opts["pen"].color().name() == next(iter(drawn["new-server"]))
 
 
 def test_overlay_asks_for_curves_and_draws_one_per_server(view, qtbot):

@@ -37,3 +37,24 @@ def test_interrupted_run_is_coloured_apart_from_failed_and_cancelled(qtbot):
     assert colours["interrupted"] not in {colours["failed"], colours["cancelled"], colours["running"]}
     assert colours["done"] is None     # the normal case keeps the normal ink
     assert model.data(model.index(list(colours).index("interrupted"), 5)) == "3 min"
+
+
+def test_a_reload_keeps_the_selection_and_says_so_only_when_it_changed(qtbot):
+    table = RunsTable()
+    qtbot.addWidget(table)
+    table.set_runs([_run(i, RunStatus.DONE) for i in range(1, 6)] + [_run(6, RunStatus.RUNNING)])
+    table.select_runs([3, 6])
+    changes = []
+    table.selectionModel().selectionChanged.connect(lambda *_: changes.append([r.id for r in table.selected_runs()]))
+
+    # a new run stored elsewhere: the same runs stay selected, nothing to load again
+    table.set_runs([_run(i, RunStatus.DONE) for i in range(1, 6)] + [_run(6, RunStatus.RUNNING), _run(7, "done")])
+    assert [r.id for r in table.selected_runs()] == [3, 6] and changes == []
+
+    # run 6 ended: its results are worth loading
+    table.set_runs([_run(i, RunStatus.DONE) for i in range(1, 8)])
+    assert changes == [[3, 6]]
+
+    # run 3 deleted: the selection shrinks, and says so
+    table.set_runs([_run(i, RunStatus.DONE) for i in (1, 2, 4, 5, 6, 7)])
+    assert changes[-1] == [6]

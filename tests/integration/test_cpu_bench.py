@@ -25,7 +25,7 @@ def test_cpu_run_stores_scores_scaling_and_versions(workbench) -> None:
     results = {r.metric: r for r in workbench.store.runs.get(outcome.run_id).results}
     kernels = ["zlib_compress", "zlib_decompress", "sha256"]
     expected = {"single", "multi", "scaling"} | {f"{p}.{k}" for p in ("single", "multi") for k in kernels}
-    assert set(results) == expected
+    assert {m for m in results if not m.endswith((".cv", ".steal"))} == expected   # consistency apart
     assert {results[m].test for m in expected} == {"cpu"}
     assert results["single"].unit == results["multi"].unit == "ops/s"
     assert results["single"].value > 0 and results["multi"].value > 0

@@ -33,7 +33,8 @@ def _need_fio() -> None:
 
 def _check_results(detail, engine: str, test_dir: Path) -> None:
     results = {r.metric: r for r in detail.results if r.test == "disk"}
-    assert set(results) == {f"{job}.{q}" for job in JOBS for q in QUANTITIES}
+    measured = {m for m in results if not m.endswith((".cv", ".p99_over_p50", ".steal"))}   # consistency apart
+    assert measured == {f"{job}.{q}" for job in JOBS for q in QUANTITIES}
     for job in JOBS:
         assert all(results[f"{job}.{q}"].unit == unit for q, unit in QUANTITIES.items())
         assert results[f"{job}.iops"].value > 0 and results[f"{job}.mbps"].value > 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -12,12 +13,20 @@ import pytest
 
 pytest.importorskip("pypdf")
 from pypdf import PdfReader  # noqa: E402
-from PySide6.QtGui import QImage  # noqa: E402
+from PySide6.QtGui import QColor, QImage  # noqa: E402
 
 from app.report.content import ReportError, ReportOptions, gather  # noqa: E402
 from app.report.pdf_writer import write_pdf  # noqa: E402
 from storage.records import ResultSample  # noqa: E402
-from tests.fixtures.comparison_runs import disk_results, facts, store_two_servers  # noqa: E402
+from tests.fixtures.comparison_runs import (  # noqa: E402
+    THREE,
+    disk_results,
+    facts,
+    store_same_cpu_three_times,
+    store_three_servers,
+    store_two_servers,
+)
+from widgets.host_colours import host_colour  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -62,7 +71,7 @@ def report(qapp, workbench):
 def test_the_pdf_holds_servers_figures_ratios_and_caveats(report, page_size: str) -> None:
     path, pages = report(page_size)
     reader = PdfReader(str(path))
-    assert len(reader.pages) == pages >= 5
+    assert len(reader.pages) == pages and 2 <= pages <= 5
     for page in reader.pages:
         assert (round(float(page.mediabox.width)), round(float(page.mediabox.height))) == SIZES[page_size]
     text = _text(path)
@@ -80,7 +89,8 @@ def test_the_pdf_holds_servers_figures_ratios_and_caveats(report, page_size: str
                      "Cached I/O (no O_DIRECT)", "write cache?", "may be absorbing them",
                      "Synthetic mail storm: no MTA was listening", "higher is better", "lower is better",
                      "fio 3.33", "zlib 1.2.13", "%util of the busiest disk", "seconds since the test started",
-                     "value / baseline", "The production box, bought in 2019.", "Both were idle."):
+                     "value / baseline", "The production box, bought in 2019.", "Both were idle.",
+                     "its range does not overlap any other server's range"):
         assert expected in everything, expected
     assert "hunter2" not in everything
 
@@ -131,7 +141,7 @@ def test_written_from_a_worker_thread_and_atomically(report, workbench) -> None:
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
-def test_wide_tables_split_into_several_without_losing_a_column(qapp, workbench, tmp_path: Path) -> None:
+def test_many_figures_read_as_rows_and_none_is_lost(qapp, workbench, tmp_path: Path) -> None:
     store = workbench.store
     ids = []
     for host in ("storage-node-with-a-rather-long-name-01", "storage-node-with-a-rather-long-name-02"):
@@ -147,16 +157,109 @@ def test_wide_tables_split_into_several_without_losing_a_column(qapp, workbench,
     path = tmp_path / "wide.pdf"
     write_pdf(gather(workbench, ids, ids[0]), path)
     results = " ".join(_text(path)[1:])
-    for header in ("Random read 4 KiB, best of sweep (IOPS)", "Sequential read (MB/s)", "Sequential write (MB/s)",
-                   "Sync write 4 KiB p99 (ms)", "Sync write 1 MiB (MB/s)", "64,000 (16 workers)"):
-        assert header in results, header
+    for figure in ("Random read 4 KiB, best of sweep IOPS, higher is better", "Sequential read MB/s, higher is better",
+                   "Sequential write", "Sync write 4 KiB p99 ms, lower is better", "Sync write 1 MiB",
+                   "64,000", "(16 workers)", "storage-node-with-a-rather-long-name-02"):
+        assert figure in results, figure
+
+
+@pytest.fixture
+def three_servers(qapp, workbench):
+    ids = store_three_servers(workbench.store)
+
+    def make(run_ids: list[int] | None = None, baseline: int | None = ids["db-02:disk"],
+             prices: dict | None = None) -> tuple[Path, int, object]:
+        data = gather(workbench, run_ids or list(ids.values()), baseline,
+                      ReportOptions(title="Database platform renewal", customer="Example GmbH",
+                                    date=date(2026, 11, 21)), prices)
+        path = Path(workbench.home) / "three.pdf"
+        return path, write_pdf(data, path), data
+    make.ids = ids
+    return make
+
+
+def test_three_servers_and_four_tests_fit_six_pages_with_each_caveat_twice(three_servers) -> None:
+    path, pages, data = three_servers()
+    assert pages <= 6
+    everything = " ".join(_text(path))
+    assert data.caveats
+    for note in data.caveats:   # beside its figures, and in the appendix: no more, no less
+        assert everything.count(note.text) == 2, note.text
+    assert "Appendix: caveats" in everything
+    for heading in ("Disk", "CPU", "Mail storm", "Restore", "Methodology", "Winners and ties"):
+        assert heading in everything
+    assert "CPU · CPU" not in everything and "CPU single core" not in everything    # titles do not repeat
+    assert "Single core ops/s, higher is better" in everything
+    assert "per price" not in everything and "Price of" not in everything      # no price set: no price figures
+
+
+def test_figures_per_price_when_prices_are_set_with_their_date_and_source(three_servers) -> None:
+    from app.compare.prices import parse_price
+
+    prices = {"db-01": parse_price("420 EUR/month", "2026-11-01", "Hetzner price list"),
+              "db-02": parse_price("90 EUR/month", "2026-11-01", "Hetzner price list")}
+    path, _pages, _data = three_servers(prices=prices)
+    everything = " ".join(_text(path))
+    assert "Performance per price" in everything
+    assert "Price of db-01: 420 €/month (as of 2026-11-01; source: Hetzner price list)" in everything
+    assert "Random read 4 KiB per price IOPS per €/month, higher is better" in everything    # charted
+    assert "Price of cloud-vm" not in everything
+
+
+def test_the_methodology_speaks_in_sentences_not_key_value_pairs(three_servers) -> None:
+    path, _pages, _data = three_servers()
+    everything = " ".join(_text(path))
+    assert not re.search(r"\b\w+=\S", everything), re.search(r"\b\w+=\S", everything)
+    assert "for 5 s each after a 1 s warm-up" in everything
+    for raw in ("margin", "readahead_kb", "read-ahead", "sink_confirmed", "queue_poll"):
+        assert raw not in everything, raw
+
+
+def test_a_figure_only_one_server_has_gets_no_bar_chart(three_servers) -> None:
+    ids = three_servers.ids
+    path, _pages, _data = three_servers([ids["db-01:mailstorm"], ids["db-01:restore"], ids["db-02:cpu"],
+                                         ids["cloud-vm:cpu"]], None)
+    alone = " ".join(_text(path))
+    assert "Accepted (msg/s)" in alone and "61.0" in alone          # the figure, in its table
+    assert "msg/s, higher is better" not in alone                   # ... but no chart of one bar
+    assert "s, lower is better" not in alone
+    assert "All cores ops/s, higher is better" in alone             # two servers: a chart
+    path, _pages, _data = three_servers()
+    assert "msg/s, higher is better" in " ".join(_text(path))
+
+
+def test_a_tie_reads_as_a_tie_on_every_page_that_names_a_winner(qapp, workbench) -> None:
+    ids = store_same_cpu_three_times(workbench.store)
+    path = Path(workbench.home) / "tie.pdf"
+    write_pdf(gather(workbench, ids, None, ReportOptions(title="Same machine")), path)
+    everything = " ".join(_text(path))
+    outcome = everything.partition("Summary")[0]
+    assert "CPU all cores:" in outcome and "tie (within ±" in outcome
+    assert not re.search(r"\d\.\dx", everything)                    # no ratio announced as a win, anywhere
+    # the headline, the summary and every cell of both columns
+    assert everything.count("tie (within ±") >= 1 + 1 + 6
+
+
+def test_bars_and_curves_wear_the_servers_window_colours(three_servers, tmp_path: Path) -> None:
+    path, _pages, _data = three_servers()
+    subprocess.run([_pdftoppm(), "-r", "40", "-f", "2", "-l", "2", "-png", str(path), str(tmp_path / "page")],
+                   check=True, timeout=60)
+    [picture] = tmp_path.glob("page-*.png")
+    image = QImage(str(picture))
+    pixels = [image.pixelColor(x, y) for y in range(image.height()) for x in range(image.width())]
+    for host in THREE:
+        colour = QColor(host_colour(host, THREE))
+        near = sum(1 for p in pixels if abs(p.red() - colour.red()) + abs(p.green() - colour.green())
+                   + abs(p.blue() - colour.blue()) < 40)
+        assert near > 40, f"{host}'s colour {colour.name()} is not on the disk page ({near} pixels)"
 
 
 def test_a_short_table_moves_whole_to_the_next_page_instead_of_leaving_a_stub(qapp, tmp_path) -> None:
     from PySide6.QtCore import QRectF
     from PySide6.QtGui import QPdfWriter
 
-    from app.report.pdf_pages import Flow, cell, table
+    from app.report.pdf_pages import Flow
+    from app.report.pdf_tables import cell, table
 
     writer = QPdfWriter(str(tmp_path / "flow.pdf"))
     writer.setResolution(72)     # as the report does: one unit is one point
@@ -178,3 +281,38 @@ def test_a_short_table_moves_whole_to_the_next_page_instead_of_leaving_a_stub(qa
     flow.y = 100.0
     flow.together(lambda: table(flow, ["Server", "msg/s"], long_rows))
     assert flow.pages[0] != [] and len(flow.pages) > 2
+
+
+def test_odd_runs_make_a_report_that_says_what_is_missing(qapp, workbench, tmp_path: Path) -> None:
+    store = workbench.store
+    odd = store.runs.create("odd-host", "disk", {"params": {"tests": "randread_4k", "runtime": "soon",
+                                                            "file_size": "2G", "sweep_workers": 4}})
+    store.runs.finish(odd, "failed", error="the test directory is full")
+    idle = store.runs.create("odd-host", "idle", {"params": "not a mapping"})
+    mail = store.runs.create("mail-host", "mailstorm", {"params": {"messages": "many", "size": None}})
+    store.runs.add_results(mail, [ResultSample("mailstorm", "accepted_per_s", 5.0, "msg/s",
+                                               {"per_second": ["x", None, 3.0], "synthetic": True})])
+    store.runs.finish(mail, "done")
+    path = tmp_path / "odd.pdf"
+    pages = write_pdf(gather(workbench, [odd, idle, mail]), path)
+    everything = " ".join(_text(path))
+    assert pages >= 2
+    assert "No figure of this test was stored for the compared runs." in everything
+    assert "failed" in everything and "unfinished" in everything
+    assert "Random read 4 KiB for soon each" in everything and "2 GiB test file" in everything
+
+
+def test_a_coloured_square_stays_with_the_server_name_when_a_cell_wraps(qapp, tmp_path) -> None:
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QPdfWriter
+
+    from app.report.pdf_pages import CELL_BOLD, Flow, Style
+    from app.report.pdf_results import SWATCH
+
+    writer = QPdfWriter(str(tmp_path / "wrap.pdf"))
+    writer.setResolution(72)
+    flow = Flow(writer, QRectF(0, 0, 400, 300))
+    line = [(SWATCH, Style(8.5, bold=True)), ("cloud-vm", CELL_BOLD), (" baseline server", CELL_BOLD)]
+    laid = flow.lay_lines([line], flow.width_of(SWATCH + "cloud-vm", CELL_BOLD) + 2.0)
+    assert "".join(text for text, _style in laid[0]) == SWATCH + "cloud-vm"
+    assert ["".join(t for t, _s in row) for row in laid[1:]] == ["baseline", "server"]

@@ -43,8 +43,9 @@ def test_idle_run_writes_gapless_events(tmp_path: Path) -> None:
     assert proc.wait(30) == 0
     events = _events(tmp_path)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    assert [e["type"] for e in events] == ["start", "facts", "phase_start", "progress", "progress", "phase_end",
-                                           "result", "done"]
+    assert [e["type"] for e in events] == ["start", "facts", "plan", "phase_start", "progress", "progress",
+                                           "phase_end", "result", "done"]
+    assert events[2]["phases"] == [{"phase": "a", "label": "A", "seconds": 0.6, "timed": True}]
     assert events[0]["run_id"] == "7" and events[0]["pid"] == int((tmp_path / "agent.pid").read_text())
     assert [e["fraction"] for e in events if e["type"] == "progress"][-1] == 1.0
     assert events[-1] == {**events[-1], "status": "done", "error": ""}

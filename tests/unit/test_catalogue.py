@@ -41,6 +41,8 @@ def _cli_presets(test: str) -> set[str]:
 
 
 def _window_presets(dialog: RunDialog, test: str) -> set[str]:
+    if test not in dialog.tests:   # a test the dialog has no form for offers no preset there
+        return set()
     dialog.set_test(test)
     if not dialog.preset_combo.isEnabled():
         return set()

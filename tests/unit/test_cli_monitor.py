@@ -14,7 +14,7 @@ import pytest
 from app.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_KEYS = {"t", "host", "interval", "cpu", "load", "tasks", "disks", "mem", "psi"}
+SAMPLE_KEYS = {"t", "host", "interval", "cpu", "load", "tasks", "disks", "mem", "psi", "nfs", "netfs"}
 
 
 @pytest.mark.parametrize("args", [

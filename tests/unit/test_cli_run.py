@@ -43,7 +43,8 @@ def test_run_cpu_json_end_to_end(cli_env, capsys) -> None:
     assert isinstance(run["run_id"], int)
     results = {r["metric"]: r for r in run["results"]}
     assert {"single", "multi", "scaling", "single.sha256", "multi.zlib_compress"} <= set(results)
-    assert all(set(r) == {"test", "metric", "value", "unit", "metadata"} for r in run["results"])
+    assert all(set(r) == {"test", "metric", "value", "unit", "metadata", "spread"} for r in run["results"])
+    assert results["single"]["spread"]["kind"] == "within run" and results["single.sha256"]["spread"] is None
     assert results["single"]["unit"] == "ops/s" and results["scaling"]["value"] > 0
     assert results["multi"]["metadata"]["zlib"] and results["multi"]["metadata"]["openssl"]
     assert "local: Single core ..." in err and "local: All cores" in err

@@ -14,6 +14,7 @@ from widgets.format import (
     parse_timestamp,
     plural,
     time_ago,
+    workers_text,
 )
 
 
@@ -138,5 +139,6 @@ def test_plural_and_one_line():
     assert plural(1, "socket") == "1 socket"
     assert plural(2, "core") == "2 cores"
     assert plural(0, "thread") == "0 threads"
+    assert workers_text(1) == "1 worker" and workers_text("16") == "16 workers" and workers_text(None) == "? workers"
     assert one_line("\n  first line  \nsecond") == "first line"
     assert one_line("x" * 300, limit=10) == "x" * 9 + "…"

@@ -25,8 +25,10 @@ def _imports(path: Path) -> list[str]:
 
 
 QT_FREE = ["remote", "storage", "app/catalogue", "app/compare", "app/engine", "app/summary", "app/util",
-           "app/errors.py", "app/workbench.py", "app/report/content.py", "widgets/format.py",
-           "widgets/results_data.py"]
+           "app/errors.py", "app/workbench.py", "app/report/content.py", "app/report/methodology.py",
+           "app/report/figures.py", "app/report/consistency.py", "widgets/format.py",
+           "widgets/results_data.py", "widgets/host_colours.py", "widgets/run_estimate.py",
+           "app/cli/run_progress.py"]
 
 
 @pytest.mark.parametrize("package", QT_FREE)

@@ -121,6 +121,14 @@ class FakeCtx:
     def result(self, test, metric, value, unit, metadata=None) -> None:
         self.events.append(("result", metric, value, unit, metadata or {}))
 
+    def emit(self, event_type: str, **data) -> dict:
+        # results that carry per-interval rates, and the phase plan, come through here as in the agent
+        if event_type == "result":
+            self.result(data["test"], data["metric"], data["value"], data["unit"], data.get("metadata"))
+        else:
+            self.events.append((event_type, data))
+        return data
+
     def warning(self, message: str) -> None:
         self.events.append(("warning", message))
 

@@ -1,0 +1,345 @@
+"""The shared-storage test on N client hosts at once: clocks measured, one start instant, totals stored.
+
+1. Each client host's clock offset is measured over its own SSH connection (remote.clock_offset).
+2. The test runs on every host as an ordinary run (execute_run, one worker each) with wait_for_start:
+   each agent prepares its files in its own directory of the shared one and says "shared_ready".
+3. Once all are ready, the offsets are measured again and every agent gets the same instant (now +
+   LEAD), each in its own clock, as a file "go" in its run directory. A host that fails before that
+   cancels the others: no step runs with fewer clients than it says.
+4. Afterwards the clients' per-second counts are summed per step (app.engine.shared_totals) and stored
+   as one more run, host "TOTAL ...": totals, per-client and total series, start spreads, the knee.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.engine.orchestrator import (
+    EventCallback,
+    RunControl,
+    RunOutcome,
+    RunRequest,
+    RunRequestError,
+    SampleCallback,
+)
+from app.engine.shared_totals import ClientStep, Knee, StepTotal, find_knee, step_total
+from app.errors import USER_ERRORS, AppError
+from remote.agent import benches
+from remote.clock_offset import ClockOffset, measure_offset
+from remote.transport import Transport
+from storage.records import ResultSample, RunStatus, SeriesData
+from storage.spread import spread_of
+
+TEST = "shared-storage"
+LEAD = 3.0                 # seconds from the go signal to the first step: time to write every go file
+GO_TIMEOUT = 30.0          # seconds to write one go file
+TAG_PREFIX = "shared-"
+GO_FILE = "go"             # the agent's start signal (remote/agent/bench_shared.py reads it)
+
+TickCallback = Callable[[str, str, int, float, float], None]   # host, step, second, op/s, MB/s
+
+
+class ClientUnreachable(AppError):
+    """A client host could not be reached before the sweep: nothing ran on any host."""
+
+
+@dataclass(frozen=True)
+class SharedRequest:
+    hosts: tuple[str, ...]
+    params: Mapping[str, Any]                 # the agent's parameters (test_dir, rw, bs, clients, threads ...)
+    interval: float = 1.0
+
+
+@dataclass
+class SharedOutcome:
+    group: str
+    hosts: tuple[str, ...]
+    outcomes: list[Any]                                       # RunOutcome or the exception, per host
+    offsets: dict[str, ClockOffset] = field(default_factory=dict)
+    steps: list[StepTotal] = field(default_factory=list)
+    knee: Knee | None = None
+    total_run_id: int | None = None
+    error: str = ""
+
+
+def _steps(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The sweep's steps in run order, as the agent runs them."""
+    return benches.load(TEST).steps(dict(params))
+
+
+def default_clients(hosts: int) -> list[int]:
+    """1, 2, 4 ... up to the number of hosts, and all of them."""
+    out, n = [], 1
+    while n < hosts:
+        out.append(n)
+        n *= 2
+    return out + [hosts]
+
+
+def client_name(index: int, host: str) -> str:
+    return f"c{index + 1}-{re.sub(r'[^A-Za-z0-9_.-]', '_', host)}"[:64]
+
+
+def plan(request: SharedRequest, group: str) -> list[dict[str, Any]]:
+    """Each host's parameters; RunRequestError when the request is wrong."""
+    hosts = list(request.hosts)
+    if len(set(hosts)) != len(hosts):
+        raise RunRequestError("shared-storage: a host is named twice; each client host once")
+    params = dict(request.params)
+    params.setdefault("clients", default_clients(len(hosts)))
+    if not str(params.get("test_dir") or ""):
+        raise RunRequestError("shared-storage: name the shared directory (--dir PATH, mounted there on every "
+                              "client host)")
+    for key in ("client_index", "client_name", "group", "wait_for_start"):
+        if key in params:
+            raise RunRequestError(f"shared-storage: {key} is set by the workbench, not by hand")
+    try:
+        base = benches.validate(TEST, dict(params, wait_for_start=True, group=group))
+    except ValueError as exc:
+        raise RunRequestError(str(exc)) from None
+    if max(base["clients"]) > len(hosts):
+        raise RunRequestError(f"shared-storage: clients goes up to {max(base['clients'])} but {len(hosts)} "
+                              f"host{'s are' if len(hosts) != 1 else ' is'} given: name more hosts or lower clients")
+    return [dict(base, client_index=i, client_name=client_name(i, host)) for i, host in enumerate(hosts)]
+
+
+class _Starter:
+    """Waits for every agent's "shared_ready", then sends each the same start instant in its own clock."""
+
+    def __init__(self, hosts: Sequence[str], clocks: Mapping[str, Transport], control: RunControl) -> None:
+        self.hosts, self.clocks, self.control = list(hosts), clocks, control
+        self.ready: dict[str, str] = {}
+        self.ended: set[str] = set()
+        self.offsets: dict[str, ClockOffset] = {}
+        self.start: float | None = None
+        self.error = ""
+        self._cond = threading.Condition()
+
+    def event(self, host: str, event: dict) -> None:
+        if event.get("type") == "shared_ready":
+            with self._cond:
+                self.ready[host] = str(event.get("run_dir") or "")
+                self._cond.notify_all()
+
+    def host_ended(self, host: str) -> None:
+        with self._cond:
+            self.ended.add(host)
+            self._cond.notify_all()
+
+    def run(self) -> None:
+        with self._cond:
+            while len(self.ready) < len(self.hosts) and not (self.ended - set(self.ready)) \
+                    and not self.control.cancelled:
+                self._cond.wait(0.2)
+            missing = [h for h in self.hosts if h not in self.ready]
+            ended = [h for h in missing if h in self.ended]
+        if missing:
+            if not self.control.cancelled:
+                self.error = (f"{', '.join(ended or missing)} ended before it was ready to start: the other clients "
+                              "were stopped too, no step ran")
+            self.control.cancel()
+            return
+        try:
+            self.offsets = _in_parallel({h: (lambda h=h: measure_offset(self.clocks[h])) for h in self.hosts})
+            self.start = time.time() + LEAD
+            _in_parallel({h: (lambda h=h: self._send_go(h)) for h in self.hosts})
+        except Exception as exc:   # any host that cannot be told: nobody starts
+            self.error = f"could not send the start signal: {exc}"
+            self.control.cancel()
+
+    def _send_go(self, host: str) -> None:
+        at = self.offsets[host].to_host(self.start or 0.0)
+        data = json.dumps({"start_at": round(at, 6)}).encode()
+        run_dir = self.ready[host]
+        self.clocks[host].put_bytes(data, f"{run_dir}/{GO_FILE}.part")
+        moved = self.clocks[host].run(["mv", "-f", f"{run_dir}/{GO_FILE}.part",
+                                       f"{run_dir}/{GO_FILE}"], timeout=GO_TIMEOUT)
+        if not moved.ok:
+            raise RuntimeError(f"{host}: {moved.error_text() or 'mv failed'}")
+
+
+def _in_parallel(jobs: Mapping[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each job in its own thread; the results by key; the first exception raised again."""
+    results: dict[str, Any] = {}
+    errors: list[BaseException] = []
+
+    def work(key: str) -> None:
+        try:
+            results[key] = jobs[key]()
+        except BaseException as exc:   # raised again below, in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(key,), daemon=True) for key in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _connect_all(bench: Any, hosts: Sequence[str], passwords: Mapping[str, str | None]) -> dict[str, Transport]:
+    """One connection per host for its clock and its start signal; none left open when one fails."""
+    opened: dict[str, Transport] = {}
+
+    def connect(host: str) -> Transport:
+        try:
+            opened[host] = bench.connect(host, passwords.get(host))
+        except USER_ERRORS as exc:   # which client, and why: the sweep cannot run without it
+            raise ClientUnreachable(f"{host}: {exc}; no client started") from None
+        return opened[host]
+
+    try:
+        return _in_parallel({h: (lambda h=h: connect(h)) for h in hosts})
+    except BaseException:
+        for transport in opened.values():
+            transport.close()
+        raise
+
+
+def run_shared(bench: Any, request: SharedRequest, control: RunControl | None = None,
+               on_event: EventCallback | None = None, on_tick: TickCallback | None = None,
+               passwords: Mapping[str, str | None] | None = None,
+               on_sample: SampleCallback | None = None) -> SharedOutcome:
+    """Run the sweep on every host together and store the runs and their total; blocks."""
+    control = control or RunControl()
+    passwords = passwords or {}
+    group = secrets.token_hex(4)
+    per_host = plan(request, group)
+    hosts = tuple(bench.get_host(h).name for h in request.hosts)
+    clocks = _connect_all(bench, hosts, passwords)
+    outcome = SharedOutcome(group, hosts, [None] * len(hosts))
+    starter = _Starter(hosts, clocks, control)
+    try:
+        outcome.offsets = _in_parallel({h: (lambda h=h: measure_offset(clocks[h])) for h in hosts})
+
+        def events(host: str, event: dict) -> None:
+            starter.event(host, event)
+            if event.get("type") == "shared_tick" and on_tick is not None and host in starter.offsets:
+                ops = float(event.get("ops") or 0)
+                on_tick(host, str(event.get("step")), int(event.get("second") or 0), ops,
+                        ops * int(per_host[0]["bs"]) / 1e6)
+            if on_event is not None:
+                on_event(host, event)
+
+        def one(index: int) -> None:
+            req = RunRequest(host=hosts[index], test=TEST, params=per_host[index], interval=request.interval)
+            try:
+                outcome.outcomes[index] = bench.run(req, control, on_sample, events, passwords.get(hosts[index]))
+            except BaseException as exc:   # this host's failure; the others go on
+                outcome.outcomes[index] = exc
+            finally:
+                starter.host_ended(hosts[index])
+
+        threads = [threading.Thread(target=one, args=(i,), name=f"shared-{i}", daemon=True) for i in range(len(hosts))]
+        for thread in threads:
+            thread.start()
+        starter.run()
+        for transport in clocks.values():   # told (or stopped): a long sweep needs no extra connection
+            transport.close()
+        for thread in threads:
+            thread.join()
+        outcome.offsets = starter.offsets or outcome.offsets
+        outcome.error = starter.error
+    finally:
+        for transport in clocks.values():
+            transport.close()
+    _store_total(bench, request, per_host[0], outcome, starter.start)
+    return outcome
+
+
+def _client_steps(bench: Any, outcome: SharedOutcome) -> dict[str, list[ClientStep]]:
+    """step name -> the clients' figures, read back from their stored runs."""
+    by_step: dict[str, list[ClientStep]] = {}
+    for host, result in zip(outcome.hosts, outcome.outcomes, strict=True):
+        if not isinstance(result, RunOutcome):
+            continue
+        detail = bench.find_run(result.run_id)
+        clock = outcome.offsets.get(host)
+        if detail is None or clock is None:
+            continue
+        ops = [r for r in detail.results if r.metric.endswith(".ops") and r.metadata.get("planned") is not None]
+        series = {s.name: s for s in bench.run_series(result.run_id, [(f"rate.{r.metric}", "") for r in ops])}
+        for r in ops:
+            values = series.get(f"rate.{r.metric}")
+            by_step.setdefault(str(r.metadata.get("step")), []).append(ClientStep(
+                host, tuple(values.values) if values else (), int(r.metadata.get("bs") or 0),
+                r.metadata.get("began_first"), float(r.metadata["planned"]), clock.offset, clock.uncertainty))
+    return by_step
+
+
+def _store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], outcome: SharedOutcome,
+                 start: float | None) -> None:
+    by_step = _client_steps(bench, outcome)
+    order = _steps(dict(params, client_index=0))
+    outcome.steps = [step_total(s["name"], s["clients"], s["threads"], by_step[s["name"]])
+                     for s in order if len(by_step.get(s["name"], ())) == s["clients"]]
+    outcome.knee = find_knee(outcome.steps) if outcome.steps else None
+    member_ids = [r.run_id for r in outcome.outcomes if isinstance(r, RunOutcome)]
+    if not member_ids:
+        return   # no client run was stored: no total either
+    runs = bench.store.runs
+    tag = TAG_PREFIX + outcome.group
+    count = len(outcome.hosts)
+    name = f"TOTAL {params['test_dir']} ({count} client{'s' if count != 1 else ''})"[:200]
+    run_id = runs.create(name, TEST, {"params": dict(params, client_index=None, client_name=None),
+                                      "hosts": list(outcome.hosts), "members": member_ids,
+                                      "interval": request.interval})
+    outcome.total_run_id = run_id
+    results, series = _total_figures(outcome, params, start)
+    runs.add_results(run_id, results)
+    runs.add_series(run_id, series)
+    runs.add_events(run_id, [{"seq": 1, "t": time.time(), "type": "shared_total", "group": outcome.group,
+                              "knee": outcome.knee.text if outcome.knee else "no complete step",
+                              "offsets": {h: {"offset_s": o.offset, "uncertainty_s": o.uncertainty, "rtt_s": o.rtt}
+                                          for h, o in outcome.offsets.items()}}])
+    for member in [*member_ids, run_id]:
+        runs.set_tags(member, [tag])
+    failed = [r for r in outcome.outcomes if not (isinstance(r, RunOutcome) and r.status == RunStatus.DONE)]
+    expected = len(order)
+    missing = expected - len(outcome.steps)
+    error = outcome.error or (f"{len(failed)} client run(s) did not finish" if failed else "")
+    if missing and not error:
+        error = f"{missing} of {expected} steps incomplete"
+    runs.finish(run_id, RunStatus.DONE if not error else RunStatus.FAILED, error=error, engine="agent")
+
+
+def _total_figures(outcome: SharedOutcome, params: Mapping[str, Any],
+                   start: float | None) -> tuple[list[ResultSample], list[SeriesData]]:
+    results: list[ResultSample] = []
+    series: list[SeriesData] = []
+    every = float(params["runtime"]) + float(params["gap"])
+    order = {s["name"]: s["offset"] for s in _steps(dict(params, client_index=0))}
+    for step in outcome.steps:
+        meta = {"step": step.name, "clients": step.clients, "threads": step.threads, "total": True,
+                "hosts": sorted(step.per_client_ops), "start_spread_s": step.start_spread,
+                "start_spread_uncertainty_s": step.spread_uncertainty, "late_s": step.late,
+                "bs": params["bs"], "rw": params["rw"]}
+        results.append(ResultSample(TEST, f"{step.name}.ops", round(step.ops, 3), "op/s", meta,
+                                    spread_of(list(step.total_ops), 1.0) if step.total_ops else None))
+        results.append(ResultSample(TEST, f"{step.name}.mbps", round(step.mbps, 6), "MB/s", meta,
+                                    spread_of(list(step.total_mbps), 1.0) if step.total_mbps else None))
+        if step.start_spread is not None:
+            results.append(ResultSample(TEST, f"{step.name}.start_spread", round(step.start_spread * 1e3, 3), "ms",
+                                        dict(meta, uncertainty_ms=round(step.spread_uncertainty * 1e3, 3))))
+        # seconds since the first step's start on the common clock, each point at the end of its second
+        base = order.get(step.name, 0.0)
+        t = [base + i + 1.0 for i in range(len(step.total_ops))]
+        series.append(SeriesData(f"rate.{step.name}.ops", "", "op/s", t, list(step.total_ops)))
+        series.append(SeriesData(f"rate.{step.name}.mbps", "", "MB/s", t, list(step.total_mbps)))
+        for host, values in sorted(step.per_client_ops.items()):
+            series.append(SeriesData(f"rate.{step.name}.ops", host, "op/s", t[:len(values)], list(values)))
+    if outcome.steps:
+        best = max(outcome.steps, key=lambda s: s.ops)
+        knee = outcome.knee or Knee(None, "")
+        results.append(ResultSample(TEST, "sweep.best_ops", round(best.ops, 3), "op/s",
+                                    {"step": best.name, "knee": knee.step, "knee_text": knee.text,
+                                     "step_seconds": every, "start": start}))
+    return results, series

@@ -1,0 +1,42 @@
+"""A shared-storage sweep as text: the clocks, each step's total with its clients and start spread, the knee."""
+from __future__ import annotations
+
+from app.engine.orchestrator import RunOutcome
+from app.engine.shared_run import SharedOutcome
+
+LATE_NOTE_S = 0.05   # seconds: a client later than this after the planned start is named
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def shared_text(result: SharedOutcome) -> str:
+    count = len(result.hosts)
+    lines = [f"shared storage, {count} client host{'s' if count != 1 else ''} (runs tagged shared-{result.group})"]
+    for host, outcome in zip(result.hosts, result.outcomes, strict=True):
+        clock = result.offsets.get(host)
+        where = f"clock {clock.offset * 1e3:+.1f} ms ± {_ms(clock.uncertainty)}" if clock else "clock not measured"
+        if isinstance(outcome, RunOutcome):
+            state = f"run {outcome.run_id} {outcome.status}" + (f": {outcome.error}" if outcome.error else "")
+        else:
+            state = f"failed (not stored): {outcome}"
+        lines.append(f"  {host}: {where}; {state}")
+    if result.steps:
+        lines.append("  step                      total op/s   total MB/s   start spread        per client op/s")
+    for step in result.steps:
+        shape = f"{step.clients} client{'s' if step.clients != 1 else ''} x {step.threads} thread" \
+                f"{'s' if step.threads != 1 else ''}"
+        spread = (f"{_ms(step.start_spread)} ± {_ms(step.spread_uncertainty)}" if step.start_spread is not None
+                  else "not reported")
+        clients = ", ".join(f"{h} {sum(v) / len(v) if v else 0:.0f}" for h, v in sorted(step.per_client_ops.items()))
+        lines.append(f"  {shape:<24}  {step.ops:>10.1f}   {step.mbps:>10.3f}   {spread:<18}  {clients}")
+        if step.late is not None and step.late > LATE_NOTE_S:   # its first seconds read low
+            lines.append(f"    note: a client began {_ms(step.late)} after the planned start")
+    if result.knee is not None:
+        lines.append(f"  {result.knee.text}")
+    if result.total_run_id is not None:
+        lines.append(f"  totals stored as run {result.total_run_id}")
+    if result.error:
+        lines.append(f"  error: {result.error}")
+    return "\n".join(lines)

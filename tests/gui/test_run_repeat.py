@@ -1,0 +1,85 @@
+"""The run dialog's Repeat field: a test repeated on `local` from the window forms one group in the store."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.engine.repeats import MIN_REPEATS
+
+
+def _open_dialog(window):
+    window.host_list.select_host("local")
+    window.live.run_action.trigger()
+    dialog = window.live.run_dialog
+    assert dialog is not None and dialog.hosts() == ["local"]
+    return dialog
+
+
+def test_the_repeat_field_goes_into_the_choice(window):
+    dialog = _open_dialog(window)
+    assert dialog.repeat.count() == 1 and not dialog.repeat.until_stable()
+    assert (dialog.choice().repeat, dialog.choice().until_stable) == (1, False)
+    dialog.repeat.count_spin.setValue(4)
+    assert dialog.choice().repeat == 4 and dialog.repeat.count_spin.suffix() == " runs"
+    # until stable: at least three runs; the count becomes the most
+    dialog.repeat.count_spin.setValue(1)
+    dialog.repeat.stable_box.setChecked(True)
+    choice = dialog.choice()
+    assert choice.until_stable and choice.repeat >= MIN_REPEATS
+    assert dialog.repeat.count_spin.minimum() == MIN_REPEATS and dialog.repeat.count_spin.prefix() == "at most "
+    dialog.repeat.stable_box.setChecked(False)
+    assert dialog.repeat.count_spin.minimum() == 1 and dialog.repeat.count_spin.prefix() == ""
+    dialog.close()
+
+
+@pytest.mark.integration
+def test_a_cpu_test_repeated_from_the_dialog_forms_a_group(window, workbench, qtbot):
+    dialog = _open_dialog(window)
+    dialog.set_test("cpu")
+    dialog.cpu_seconds.setValue(0.5)
+    dialog.cpu_workers.setValue(1)
+    dialog.repeat.count_spin.setValue(2)
+    assert dialog.start_button.isEnabled()
+    live = window.live.live
+    stored: list[int] = []
+    live.run_stored.connect(stored.append)
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    row = dialog.progress.rows["local"]
+    # the second run starts afresh in the same row, which says which run it is
+    qtbot.waitUntil(lambda: row.host_label.full_text == "local · run 2 of 2", timeout=60_000)
+    qtbot.waitUntil(lambda: not live.runs.is_running("local"), timeout=90_000)
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=10_000)
+    runs = workbench.store.runs.list(host="local", test="cpu")
+    assert len(runs) == 2 and {r.status for r in runs} == {"done"}
+    group = runs[0].repeat_group
+    assert len(group) == 32 and {r.repeat_group for r in runs} == {group}
+    assert [r.repeat_index for r in workbench.store.runs.repeats(group)] == [1, 2]
+    assert stored and stored[-1] == max(r.id for r in runs)
+    panel = live.runs.results
+    if panel.window is not None:
+        panel.window.close()
+    dialog.close()
+
+
+@pytest.mark.integration
+def test_until_stable_from_the_dialog_runs_at_least_three_times(window, workbench, qtbot):
+    dialog = _open_dialog(window)
+    dialog.set_test("cpu")
+    dialog.cpu_seconds.setValue(0.5)
+    dialog.cpu_workers.setValue(1)
+    dialog.repeat.stable_box.setChecked(True)
+    dialog.repeat.count_spin.setValue(MIN_REPEATS)   # at most three: the test stays short
+    assert dialog.choice().until_stable and dialog.start_button.isEnabled()
+    live = window.live.live
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    row = dialog.progress.rows["local"]
+    qtbot.waitUntil(lambda: row.host_label.full_text == "local · run 2", timeout=60_000)
+    qtbot.waitUntil(lambda: not live.runs.is_running("local"), timeout=120_000)
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=10_000)
+    runs = workbench.store.runs.list(host="local", test="cpu")
+    assert len(runs) == MIN_REPEATS and {r.status for r in runs} == {"done"}
+    assert len({r.repeat_group for r in runs}) == 1 and runs[0].repeat_group
+    panel = live.runs.results
+    if panel.window is not None:
+        panel.window.close()
+    dialog.close()

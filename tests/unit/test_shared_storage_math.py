@@ -1,0 +1,113 @@
+"""The arithmetic of the shared-storage test, with figures worked out by hand: the clock offset of one
+exchange and the choice of the best, the totals per second, the start spread and the knee of the sweep."""
+from __future__ import annotations
+
+import pytest
+
+from app.engine.shared_totals import ClientStep, StepTotal, find_knee, start_spread, step_total, sum_per_second
+from remote.clock_offset import ClockSample, best_offset, measure_offset, parse_clock
+from remote.errors import RemoteCommandError
+from remote.local_transport import LocalTransport
+
+
+def test_one_exchange_gives_offset_and_half_the_round_trip_as_its_bound() -> None:
+    # sent at 100.000, the host read 105.004, the answer came at 100.006: midpoint 100.003
+    sample = ClockSample(100.000, 105.004, 100.006)
+    assert sample.rtt == pytest.approx(0.006)
+    assert sample.offset == pytest.approx(5.001)
+    clock = best_offset("h", [sample])
+    assert clock.uncertainty == pytest.approx(0.003)
+    assert clock.to_host(200.0) == pytest.approx(205.001)
+    assert clock.to_ours(205.001) == pytest.approx(200.0)
+
+
+def test_the_exchange_with_the_smallest_round_trip_is_kept() -> None:
+    slow = ClockSample(0.0, 10.9, 1.0)        # rtt 1.0, offset 10.4 ± 0.5
+    quick = ClockSample(2.0, 12.052, 2.1)     # rtt 0.1, offset 10.002 ± 0.05
+    middling = ClockSample(3.0, 13.2, 3.4)    # rtt 0.4, offset 10.0 ± 0.2
+    clock = best_offset("h", [slow, quick, middling])
+    assert clock.offset == pytest.approx(10.002)
+    assert clock.uncertainty == pytest.approx(0.05)
+    assert clock.rounds == 3
+    with pytest.raises(ValueError, match="no usable clock exchange"):
+        best_offset("h", [ClockSample(5.0, 1.0, 4.0)])   # our clock went back
+
+
+def test_a_date_without_nanoseconds_is_refused_with_the_reason() -> None:
+    assert parse_clock("1700000000.123456789\n", "h") == pytest.approx(1700000000.123456789)
+    with pytest.raises(RemoteCommandError, match="not seconds with nanoseconds"):
+        parse_clock("1700000000.N", "h")
+    with pytest.raises(RemoteCommandError, match="whole seconds only"):
+        parse_clock("1700000000", "h")
+
+
+def test_the_local_host_shares_our_clock() -> None:
+    clock = measure_offset(LocalTransport(), rounds=4)
+    assert abs(clock.offset) <= clock.uncertainty + 0.002
+    assert clock.rounds == 4
+
+
+def test_totals_per_second_are_the_sum_of_the_clients_same_second() -> None:
+    assert sum_per_second([[10, 20, 30], [1, 2]]) == (11.0, 22.0, 30.0)
+    assert sum_per_second([]) == ()
+
+
+def _client(host: str, began: float, planned: float, offset: float, uncertainty: float,
+            ops: tuple[float, ...] = (100.0, 120.0)) -> ClientStep:
+    return ClientStep(host, ops, 4096, began, planned, offset, uncertainty)
+
+
+def test_the_start_spread_is_taken_on_our_clock_with_the_two_largest_uncertainties() -> None:
+    # A's clock is 5 s ahead, B's 1005 s ahead, C's is ours; all planned for 995.000 on our clock
+    a = _client("a", 1000.010, 1000.000, 5.0, 0.001)       # began 995.010 on our clock
+    b = _client("b", 2000.004, 2000.000, 1005.0, 0.002)     # began 995.004
+    c = _client("c", 995.020, 995.000, 0.0, 0.003)          # began 995.020
+    spread, uncertainty, late = start_spread([a, b, c])
+    assert spread == pytest.approx(0.016)        # 995.020 - 995.004
+    assert uncertainty == pytest.approx(0.005)   # 0.003 + 0.002
+    assert late == pytest.approx(0.020)          # C, 20 ms after the plan
+    assert start_spread([_client("a", None, 1.0, 0.0, 0.1)]) == (None, 0.0, None)  # type: ignore[arg-type]
+
+
+def test_a_step_total_adds_op_s_and_mb_s_per_second() -> None:
+    step = step_total("c2t1", 2, 1, [_client("a", 10.0, 10.0, 0.0, 0.0, (100.0, 300.0)),
+                                     _client("b", 10.0, 10.0, 0.0, 0.0, (50.0, 150.0))])
+    assert step.total_ops == (150.0, 450.0)
+    assert step.ops == pytest.approx(300.0)
+    assert step.total_mbps == pytest.approx((150 * 4096 / 1e6, 450 * 4096 / 1e6))
+    assert step.start_spread == 0.0 and step.streams == 2
+
+
+def _step(clients: int, threads: int, ops: float) -> StepTotal:
+    return StepTotal(f"c{clients}t{threads}", clients, threads, {}, (ops,), (0.0,), ops, 0.0, 0.0, 0.0, 0.0)
+
+
+def test_the_knee_is_the_first_step_that_adds_less_than_ten_percent() -> None:
+    # 1 stream 100 -> 2 streams 190 (+90 %) -> 4 streams 300 (+58 %) -> 8 streams 320 (+6.7 %): knee
+    knee = find_knee([_step(1, 1, 100), _step(1, 2, 190), _step(1, 4, 300), _step(2, 4, 320)])
+    assert knee.step == "c2t4"
+    assert "+7 % against the best step with fewer clients or threads (300 op/s at 1 client x 4 threads)" in knee.text
+
+
+def test_steps_with_as_many_streams_are_not_compared_with_each_other() -> None:
+    # c2t1 (150) has as many streams as c1t2 (200): no knee there; c2t2 (215) < 1.1 x 200: knee
+    knee = find_knee([_step(1, 1, 100), _step(1, 2, 200), _step(2, 1, 150), _step(2, 2, 215)])
+    assert knee.step == "c2t2"
+
+
+def test_only_steps_it_adds_clients_or_threads_to_are_compared() -> None:
+    # a sweep measured over sshfs (4 KiB): 1x4 (2636) is not held against 3x1 (3018), which it does not
+    # extend; 3x4 (4130) is 14 % below 2x4 (4807), which it extends by a client: the knee
+    steps = [_step(1, 1, 1692), _step(1, 4, 2636), _step(2, 1, 2431), _step(2, 4, 4807), _step(3, 1, 3018),
+             _step(3, 4, 4130)]
+    knee = find_knee(steps)
+    assert knee.step == "c3t4"
+    assert "-14 % against the best step with fewer clients or threads (4807 op/s at 2 clients x 4 threads)" \
+        in knee.text
+
+
+def test_a_drop_is_a_knee_and_steady_growth_has_none() -> None:
+    assert find_knee([_step(1, 1, 100), _step(1, 2, 90)]).step == "c1t2"
+    none = find_knee([_step(1, 1, 100), _step(2, 1, 200), _step(3, 1, 300)])
+    assert none.step is None and none.text.startswith("no knee within the sweep")
+    assert find_knee([_step(1, 1, 100)]).text == "no knee within the sweep (one step)"

@@ -1,0 +1,157 @@
+"""The overlay view of the live dashboard: the same metric of every host in one graph, one colour per host.
+
+Each graph has a metric picker; the host strip above is the legend (colour, name, status, disk).
+The phases of all hosts share one marker strip per graph: a moment several hosts share shows once.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QComboBox, QGridLayout, QVBoxLayout, QWidget
+
+from widgets.host_panel import UTIL_HINT, UTIL_SHORT, HostHeader
+from widgets.host_series import MERGE_S, METRICS, METRICS_BY_KEY, HostSeries, Marker
+from widgets.live_plot import LivePlot, PlotGroup
+from widgets.marker_strip import StripMarker
+from widgets.time_axis import usable_origin
+
+OVERLAY_DEFAULTS = ("disk.util", "disk.iops", "disk.MB/s", "disk.aqu-sz", "cpu.busy", "load.1")
+SAME_START_S = 60.0        # overlaid runs that started further apart than this share no clock axis
+
+
+def overlay_markers(by_host: dict[str, list[Marker]], colours: dict[str, str]) -> list[StripMarker]:
+    """Every host's markers on one time axis: the same moment of several hosts is shown once."""
+    merged: list[StripMarker] = []
+    for host, markers in by_host.items():
+        for marker in markers:
+            twin = next((i for i, m in enumerate(merged) if m.label == marker.label and m.kind == marker.kind
+                         and abs(m.x - marker.x) < MERGE_S and host not in m.hosts), None)
+            if twin is None:
+                merged.append(StripMarker(marker.x, marker.label, marker.kind, colours.get(host), (host,)))
+            else:
+                other = merged[twin]   # shared by several hosts: the ink colour, not one host's
+                merged[twin] = StripMarker(min(other.x, marker.x), other.label, other.kind, None, (*other.hosts, host))
+    return sorted(merged, key=lambda m: m.x)
+
+
+class OverlayView(QWidget):
+    """The same metrics of every host in one plot each; a metric picker above every plot."""
+
+    def __init__(self, group: PlotGroup, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("overlayView")
+        self.group = group
+        self.series: dict[str, HostSeries] = {}
+        self.colours: dict[str, str] = {}
+        self.headers: dict[str, HostHeader] = {}
+        self._markers: dict[str, list[Marker]] = {}
+        self.plots: list[LivePlot] = []
+        self.pickers: list[QComboBox] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        self._strip = QGridLayout()
+        self._strip.setSpacing(0)
+        layout.addLayout(self._strip)
+        grid = QGridLayout()
+        grid.setSpacing(4)
+        layout.addLayout(grid, 1)
+        for index, key in enumerate(OVERLAY_DEFAULTS):
+            cell = QWidget()
+            box = QVBoxLayout(cell)
+            box.setContentsMargins(0, 0, 0, 0)
+            box.setSpacing(1)
+            picker = QComboBox()
+            picker.setObjectName("metricPicker")
+            for metric in METRICS:
+                picker.addItem(metric.label, metric.key)
+            picker.setCurrentIndex(picker.findData(key))
+            picker.setToolTip("The metric this graph shows for every host")
+            # the legend is the host strip above: colour, name, status and disk of every host
+            plot = LivePlot("", group=group, legend=False)
+            plot.setMinimumHeight(120)
+            box.addWidget(picker)
+            box.addWidget(plot, 1)
+            picker.currentIndexChanged.connect(lambda _i, n=index: self.set_metric(n, self.pickers[n].currentData()))
+            self.plots.append(plot)
+            self.pickers.append(picker)
+            grid.addWidget(cell, index // 2, index % 2)
+            self._apply_metric(index)
+        for row in range(3):
+            grid.setRowStretch(row, 1)
+
+    def metric_key(self, index: int) -> str:
+        return str(self.pickers[index].currentData())
+
+    def set_metric(self, index: int, key: str) -> None:
+        if self.pickers[index].currentData() != key:
+            self.pickers[index].setCurrentIndex(self.pickers[index].findData(key))  # comes back here
+            return
+        self._apply_metric(index)
+
+    def _apply_metric(self, index: int) -> None:
+        metric = METRICS_BY_KEY[self.metric_key(index)]
+        plot = self.plots[index]
+        plot.set_y_policy(metric.y_range, metric.min_top)
+        for host, series in self.series.items():
+            plot.set_buffer(host, series.buffer(metric.key))
+        hint = metric.key == "disk.util"
+        plot.set_title(UTIL_SHORT if hint else "", "%util: not saturation" if hint else "")
+        plot.setToolTip(UTIL_HINT if hint else metric.label)
+
+    def add_host(self, series: HostSeries, colour: str) -> HostHeader:
+        self.series[series.name] = series
+        self.colours[series.name] = colour
+        for index, plot in enumerate(self.plots):
+            plot.add_curve(series.name, series.name, colour, series.buffer(self.metric_key(index)), width=1.0)
+        header = HostHeader(series.name, colour)
+        count = len(self.headers)
+        self._strip.addWidget(header, count // 2, count % 2)
+        header.show()
+        self.headers[series.name] = header
+        return header
+
+    def clear_hosts(self) -> None:
+        for name in list(self.series):
+            for plot in self.plots:
+                plot.remove_curve(name)
+            header = self.headers.pop(name)
+            self._strip.removeWidget(header)
+            header.setParent(None)
+            header.deleteLater()
+        self.series.clear()
+        self.colours.clear()
+        self._markers.clear()
+        for plot in self.plots:
+            plot.clear_markers()
+
+    def legend_names(self) -> list[str]:
+        return list(self.headers)
+
+    def set_colours(self, colours: dict[str, str]) -> None:
+        for host, colour in colours.items():
+            if host in self.series and self.colours.get(host) != colour:
+                self.colours[host] = colour
+                self.headers[host].set_colour(colour)
+                for plot in self.plots:
+                    plot.set_curve_colour(host, colour)
+        self._show_markers()
+
+    def set_time(self, mode: str) -> None:
+        """One axis for every host: the clock from the earliest start, unless the runs started far apart."""
+        starts = [s for s in (usable_origin(series.t0) for series in self.series.values()) if s is not None]
+        together = bool(starts) and max(starts) - min(starts) <= SAME_START_S
+        for plot in self.plots:
+            plot.set_time(mode, min(starts) if together else None)
+
+    def update_device(self, host: str) -> None:
+        series = self.series[host]
+        for index, plot in enumerate(self.plots):
+            plot.set_buffer(host, series.buffer(self.metric_key(index)))
+        self.headers[host].set_devices(list(series.disks), series.device)
+
+    def set_markers(self, host: str, markers: list[Marker]) -> None:
+        self._markers[host] = list(markers)
+        self._show_markers()
+
+    def _show_markers(self) -> None:
+        strip = overlay_markers(self._markers, self.colours)
+        for plot in self.plots:
+            plot.set_markers(strip)
