@@ -191,6 +191,13 @@ class RunRepository:
             if engine_version:
                 run.engine_version = engine_version
 
+    def set_times(self, run_id: int, started_at: datetime, finished_at: datetime) -> None:
+        """When the measured work began and ended, where that is not when the run was created and finished
+        (a shared-storage total is stored after its clients' sweep)."""
+        with self._session() as session:
+            run = self._run(session, run_id)
+            run.started_at, run.finished_at = started_at, finished_at
+
     def set_remote_state(self, run_id: int, state: RemoteRunState) -> None:
         """Where the run lives on its host, stored as soon as it runs there (for a later re-attach)."""
         with self._session() as session:

@@ -87,6 +87,9 @@ def figure_text(cell: CellView | None, with_ratio: bool) -> str:
     if getattr(cell, "verdict", ""):   # "tie (within ±4.1 %)": no server is ahead on this figure
         second.append(cell.verdict)
     lines = [first] + ([" · ".join(second)] if second else [])
+    steady = getattr(cell, "steadiness", "")   # "variation 2.0 % · p99/p50 3.1x · steal 0.4 %": headline figures
+    if steady:
+        lines.append(steady)
     if cell.tags:   # a line of their own: beside the ratio they made the columns too wide to see many at once
         lines.append(f"{CAVEAT_MARK} {cell.tags}")
     return "\n".join(lines)
@@ -98,6 +101,9 @@ def figure_tip(cell: CellView, baseline: RowView | None, item: MetricView) -> st
         lines.append(f"Best of the compared servers ({better_text(item)}).")
     if baseline is not None and cell.ratio_text:
         lines.append(f"{cell.ratio_text} as good as the baseline {baseline.label}.")
+    if getattr(cell, "steadiness", ""):
+        lines.append(f"How steady: {cell.steadiness} (variation: of the per-second rate; p99/p50: how much slower "
+                     "the slowest 1 % of requests were than the median; steal: CPU time the hypervisor took).")
     lines += [f"{CAVEAT_MARK} {c.text}" for c in cell.caveats]
     return "\n".join(dict.fromkeys(lines))
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from widgets.host_colours import host_colours
 from widgets.host_panel import HostPanel
 from widgets.host_series import HostSeries
+from widgets.lazy_panels import LazyPanels, PanelSlot, SlotFiller
 from widgets.live_plot import DEFAULT_WINDOW, MUTED, PlotGroup
 from widgets.overlay_view import OverlayView
 from widgets.overview_hook import MODE_OVERVIEW, OverviewHook
@@ -38,6 +39,7 @@ WINDOWS: tuple[tuple[str, float | None], ...] = (("Last minute", 60.0), ("Last 5
                                                  ("Whole run", None))
 TIME_MODES = (("Clock", CLOCK, "The host's wall clock, HH:MM:SS"),
               ("Since start", ELAPSED, "Time since the run started, m:ss (h:mm:ss past an hour)"))
+EAGER_PANELS = 2          # up to this many hosts the grid shows every panel: built with the host
 PANEL_MIN_HEIGHT = 640     # with more than two hosts the grid scrolls rather than squashing graphs
 
 
@@ -54,7 +56,9 @@ class Dashboard(QWidget):
         self.grid_group = PlotGroup(self, window=window, active=mode == MODE_GRID)
         self.overlay_group = PlotGroup(self, window=window, active=mode == MODE_OVERLAY)
         self.series: dict[str, HostSeries] = {}
-        self.panels: dict[str, HostPanel] = {}
+        # panels are built when shown (widgets.lazy_panels); panels[name] builds one on demand
+        self.panels = LazyPanels(self._build_panel, lambda: self.series)
+        self.slots: dict[str, PanelSlot] = {}
         self._mode = mode
         self.time_mode = CLOCK
         self._origins: dict[str, float | None] = {}     # per host: the run start its time axis shows
@@ -107,6 +111,7 @@ class Dashboard(QWidget):
         self.grid_scroll.setWidgetResizable(True)
         self.grid_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.grid_scroll.setWidget(self.grid_container)
+        self.filler = SlotFiller(self.grid_scroll, self.slots, self.panels, lambda: self._mode == MODE_GRID)
         self.overlay = OverlayView(self.overlay_group)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.grid_scroll)
@@ -142,19 +147,32 @@ class Dashboard(QWidget):
         series = HostSeries(name, t0)
         self.series[name] = series
         colours = self.colours()
-        panel = HostPanel(series, colours[name], self.grid_group)
-        panel.header.device_chosen.connect(self.set_device)
-        self.panels[name] = panel
+        self.slots[name] = PanelSlot(name)
         self.overlay.add_host(series, colours[name]).device_chosen.connect(self.set_device)
         # colours follow the sorted names: a host added may move the others' colours
-        for host, colour in colours.items():
-            if self.panels[host].colour != colour:
-                self.panels[host].set_colour(colour)
+        for host, panel in self.panels.built.items():
+            if panel.colour != colours[host]:
+                panel.set_colour(colours[host])
         self.overlay.set_colours(colours)
         self._relayout()
+        if self._mode == MODE_GRID and len(self.series) <= EAGER_PANELS:
+            self._build_panel(name)   # a few hosts: on screen anyway, and drawn from the first frame
         self._update_time(name)
         self._update_status(name)
         return series
+
+    def _build_panel(self, name: str) -> HostPanel:
+        series = self.series[name]
+        panel = HostPanel(series, self.colours()[name], self.grid_group)
+        panel.header.device_chosen.connect(self.set_device)
+        self.panels.built[name] = panel
+        panel.set_time(self.time_mode)
+        if series.markers:
+            panel.set_markers(series.markers)
+        self.slots[name].put(panel)
+        self._update_status(name)
+        self._netfs_update(name)
+        return panel
 
     def colours(self) -> dict[str, str]:
         """Each host's colour, the same in Grid and Overlay (and in Compare and the report)."""
@@ -176,7 +194,8 @@ class Dashboard(QWidget):
         if host in self._origins and self._origins[host] == series.t0:
             return
         self._origins[host] = series.t0
-        self.panels[host].set_time(self.time_mode)
+        if host in self.panels.built:
+            self.panels.built[host].set_time(self.time_mode)
         self.overlay.set_time(self.time_mode)
 
     def host_names(self) -> list[str]:
@@ -184,12 +203,14 @@ class Dashboard(QWidget):
 
     def clear(self) -> None:
         """Forget every host (a new monitoring session or another stored run)."""
-        for panel in self.panels.values():
+        for panel in self.panels.built.values():
             for plot in panel.plots.values():
                 self.grid_group.remove(plot)
-            panel.setParent(None)
-            panel.deleteLater()
-        self.panels.clear()
+        for slot in self.slots.values():
+            slot.setParent(None)
+            slot.deleteLater()
+        self.panels.built.clear()
+        self.slots.clear()
         self.series.clear()
         self._origins.clear()
         self.overlay.clear_hosts()
@@ -198,17 +219,26 @@ class Dashboard(QWidget):
         self.set_mode(self._mode)
 
     def _relayout(self) -> None:
+        count = len(self.slots)
+        if count > 3:   # one column already: the new host goes below the others (no re-layout of 100 slots)
+            slot = self.slots[next(reversed(self.slots))]
+            slot.setMinimumHeight(PANEL_MIN_HEIGHT)
+            self.grid_layout.addWidget(slot, count - 1, 0)
+            slot.show()
+            self.filler.schedule()
+            return
         while self.grid_layout.count():
             self.grid_layout.takeAt(0)
-        count = len(self.panels)
+        count = len(self.slots)
         # two hosts side by side; more in one column that scrolls: wide graphs read better than
-        # many small ones, and only what is on screen is redrawn
+        # many small ones, and only what is on screen is redrawn (and built: widgets.lazy_panels)
         columns = 2 if count == 2 else 1
-        for index, panel in enumerate(self.panels.values()):
-            panel.setMinimumHeight(PANEL_MIN_HEIGHT if count > 2 else 0)
-            self.grid_layout.addWidget(panel, index // columns, index % columns)
-            panel.show()   # a layout shows a new child of a visible parent only later (queued)
+        for index, slot in enumerate(self.slots.values()):
+            slot.setMinimumHeight(PANEL_MIN_HEIGHT if count > 2 else 0)
+            self.grid_layout.addWidget(slot, index // columns, index % columns)
+            slot.show()   # a layout shows a new child of a visible parent only later (queued)
         self.set_mode(self._mode)
+        self.filler.schedule()
 
     # -- data ------------------------------------------------------------------------------------
 
@@ -216,6 +246,7 @@ class Dashboard(QWidget):
         series = self.series.get(host) or self.add_host(host)
         if series.add_sample(sample):
             self._device_update(host)
+        self._netfs_update(host)
         self._update_time(host)
         self._update_status(host)
 
@@ -223,6 +254,7 @@ class Dashboard(QWidget):
         series = self.series.get(host) or self.add_host(host)
         if series.add_samples(samples):
             self._device_update(host)
+        self._netfs_update(host)
         self._update_time(host)
         self._update_status(host)
 
@@ -230,7 +262,8 @@ class Dashboard(QWidget):
         series = self.series.get(host) or self.add_host(host)
         markers, status = series.add_event(event)
         if markers:
-            self.panels[host].set_markers(series.markers)
+            if host in self.panels.built:
+                self.panels.built[host].set_markers(series.markers)
             self.overlay.set_markers(host, series.markers)
         if status:
             self._update_status(host)
@@ -248,7 +281,8 @@ class Dashboard(QWidget):
         if series.samples and series.state not in (RunState.ERROR, RunState.FAILED):
             text = f"{text} · {series.samples} samples" if text else f"{series.samples} samples"
         text = text or "waiting for the first sample…"
-        self.panels[host].header.set_status(text, series.state)
+        if host in self.panels.built:
+            self.panels.built[host].header.set_status(text, series.state)
         self.overlay.headers[host].set_status(text, series.state)
 
     def set_device(self, host: str, device: str) -> None:
@@ -257,8 +291,20 @@ class Dashboard(QWidget):
         self._device_update(host)
         self.device_changed.emit(host, device)
 
+    def _netfs_update(self, host: str) -> None:
+        panel = self.panels.built.get(host)
+        if panel is None:
+            return
+        panel.update_netfs()
+        if len(self.slots) > 2:   # the table takes its own height, not the graphs'
+            table = panel.nfs_table
+            height = PANEL_MIN_HEIGHT + (0 if table.isHidden() else table.height())
+            if self.slots[host].minimumHeight() != height:
+                self.slots[host].setMinimumHeight(height)
+
     def _device_update(self, host: str) -> None:
-        self.panels[host].update_devices()
+        if host in self.panels.built:
+            self.panels.built[host].update_devices()
         self.overlay.update_device(host)
 
     # -- view ------------------------------------------------------------------------------------
@@ -281,6 +327,10 @@ class Dashboard(QWidget):
             self.stack.setCurrentWidget(self.overview)
         else:
             self.stack.setCurrentWidget(self.grid_scroll if mode == MODE_GRID else self.overlay)
+        live = mode == MODE_OVERLAY and bool(self.series)
+        if live:
+            self.overview_hook.prepare_overlay()   # many hosts: only the worst get curves
+        self.overlay.set_live(live)
         if mode == MODE_OVERVIEW:   # no graphs on screen: neither group spends frames
             self.grid_group.set_active(False)
             self.overlay_group.set_active(False)
@@ -295,6 +345,8 @@ class Dashboard(QWidget):
             if not hidden.follow and hidden.plots and shown.plots:
                 shown.plots[0].setXRange(*hidden.plots[0].view_box.viewRange()[0], padding=0)
         shown.set_active(True)
+        if mode == MODE_GRID:
+            self.filler.schedule()
         if changed:
             self.mode_changed.emit(mode)
 

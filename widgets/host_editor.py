@@ -1,7 +1,8 @@
 """Add or edit an SSH host. Checks the input as it is typed; returns HostFields, touches nothing else."""
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import re
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -26,16 +27,31 @@ from widgets.price_group import PriceFields, PriceGroup
 PORT_FROM_CONFIG = 0   # the spin box's blank value: take the port from ~/.ssh/config (or 22)
 
 
+_TAG_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def parse_tags(text: str) -> tuple[str, ...]:
+    """Tags as typed (comma or space separated, a leading @ allowed); each once, case as first given."""
+    tags: dict[str, str] = {}
+    for part in _TAG_SEPARATORS.split(text):
+        tag = part.removeprefix("@")
+        if tag:
+            tags.setdefault(tag.lower(), tag)
+    return tuple(tags.values())
+
+
 def _choice(choices: Sequence[AuthChoice], value: str) -> AuthChoice:
     return next((c for c in choices if c.value == value), AuthChoice(value, value))
 
 
 def validate(spec: HostFields, *, taken_names: Collection[str], ssh_aliases: Collection[str],
-             reserved_names: Collection[str] = (), auth_choices: Sequence[AuthChoice] = ()) -> tuple[str, bool]:
+             reserved_names: Collection[str] = (), auth_choices: Sequence[AuthChoice] = (),
+             tag_problem: Callable[[str], str] | None = None) -> tuple[str, bool]:
     """The first problem with the host as ("message", is_error); ("", False) when it is fine.
 
     is_error False means "not filled in yet": shown as a hint, not in red. reserved_names: the
-    built-in hosts' names; auth_choices: says which authentication needs a key file.
+    built-in hosts' names; auth_choices: says which authentication needs a key file; tag_problem: why a
+    tag is not allowed ("" when it is), the same rule the command line applies.
     """
     name = spec.name
     if not name:
@@ -62,6 +78,10 @@ def validate(spec: HostFields, *, taken_names: Collection[str], ssh_aliases: Col
     run_dir = spec.run_dir
     if run_dir and not (run_dir.startswith("/") or run_dir == "~" or run_dir.startswith("~/")):
         return "The run directory must be an absolute path on the host (or ~/...).", True
+    for tag in spec.tags if tag_problem else ():
+        problem = tag_problem(tag)
+        if problem:
+            return f"Tags: {problem}.", True
     return "", False
 
 
@@ -82,12 +102,14 @@ class HostEditor(QDialog):
         auth_choices: Sequence[AuthChoice],
         reserved_names: Collection[str],
         price: PriceFields | None = None,
+        tag_problem: Callable[[str], str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("hostEditor")
         self._original = spec
         self._choices = tuple(auth_choices)
         self._reserved = frozenset(reserved_names)
+        self._tag_problem = tag_problem
         self._aliases = set(ssh_aliases)
         self._taken = set(existing_names) - ({spec.name} if spec else set())
         self.setWindowTitle(f"Edit host {spec.name}" if spec else "Add host")
@@ -134,6 +156,11 @@ class HostEditor(QDialog):
         self.run_dir_edit.setPlaceholderText("blank = $TMPDIR, else /tmp, else /var/tmp")
         self.run_dir_edit.setToolTip("Where Benchbay puts the agent and its files first on this host; when it "
                                      "is full, the next of $TMPDIR, /tmp, /var/tmp is used and the run says so.")
+        self.tags_edit = QLineEdit()
+        self.tags_edit.setObjectName("tagsEdit")
+        self.tags_edit.setPlaceholderText("groups, e.g. rack3, front  (comma or space separated)")
+        self.tags_edit.setToolTip("A tag puts the host in a group: the group bar above the host list selects "
+                                  "every host of a group in one click, and `benchbay run @rack3` runs them all.")
         self.notes_edit = QPlainTextEdit()
         self.notes_edit.setPlaceholderText("rack, customer, anything worth remembering")
         self.notes_edit.setFixedHeight(64)
@@ -150,6 +177,7 @@ class HostEditor(QDialog):
         form.addRow("Jump host:", self.jump_combo)
         form.addRow("Test directory:", self.test_dir_edit)
         form.addRow("Run directory:", self.run_dir_edit)
+        form.addRow("Tags:", self.tags_edit)
         form.addRow("Notes:", self.notes_edit)
         self._key_label = form.labelForField(key_holder)
         self._key_holder = key_holder
@@ -178,7 +206,7 @@ class HostEditor(QDialog):
         self._port_touched = spec is not None
         self.name_edit.textChanged.connect(self._name_changed)  # before _revalidate: it may change the port
         for edit in (self.name_edit, self.address_edit, self.user_edit, self.key_edit, self.test_dir_edit,
-                     self.run_dir_edit):
+                     self.run_dir_edit, self.tags_edit):
             edit.textChanged.connect(self._revalidate)
         self.port_spin.valueChanged.connect(self._port_changed)
         self.auth_combo.currentIndexChanged.connect(self._revalidate)
@@ -203,6 +231,7 @@ class HostEditor(QDialog):
             test_dir=self.test_dir_edit.text().strip(),
             run_dir=self.run_dir_edit.text().strip(),
             notes=self.notes_edit.toPlainText().strip(),
+            tags=parse_tags(self.tags_edit.text()),
             # a password kept in the keyring makes no sense once the host uses keys
             keyring=base.keyring and choice.asks_password,
         )
@@ -218,7 +247,8 @@ class HostEditor(QDialog):
         if self.price_group.problem():
             return self.price_group.problem(), True
         return validate(self.fields(), taken_names=self._taken, ssh_aliases=self._aliases,
-                        reserved_names=self._reserved, auth_choices=self._choices)
+                        reserved_names=self._reserved, auth_choices=self._choices,
+                        tag_problem=self._tag_problem)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -234,6 +264,7 @@ class HostEditor(QDialog):
         self.test_dir_edit.setText(spec.test_dir)
         self.run_dir_edit.setText(spec.run_dir)
         self.notes_edit.setPlainText(spec.notes)
+        self.tags_edit.setText(", ".join(spec.tags))
 
     def _name_changed(self, text: str) -> None:
         # An alias from ~/.ssh/config carries its own port: do not override it with 22

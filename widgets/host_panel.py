@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSize
 from widgets.host_series import CPU_STACK, HostSeries, Marker
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
 from widgets.marker_strip import StripMarker
+from widgets.nfs_table import NetworkFsTable
 from widgets.run_data import RunState
 
 HOST = "host"              # a curve in the host's colour (widgets.host_colours)
@@ -139,6 +140,12 @@ class HostPanel(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(2)
         layout.addWidget(self.header)
+        # NFS per mount (what nfsiostat prints) beside the block devices; only while one is mounted
+        self.nfs_table = NetworkFsTable()
+        self.nfs_table.setToolTip("Network filesystems mounted on this host: NFS figures per mount, as nfsiostat "
+                                  "prints them, over the newest interval")
+        self.nfs_table.hide()
+        layout.addWidget(self.nfs_table)
         grid = QGridLayout()
         grid.setSpacing(4)
         layout.addLayout(grid, 1)
@@ -162,6 +169,22 @@ class HostPanel(QWidget):
         self.util_caption.setToolTip(UTIL_HINT)
         grid.addWidget(self.util_caption, 1, 0, 1, 2)
         self.update_devices()
+        self.update_netfs()
+
+    def update_netfs(self) -> None:
+        """Show the network filesystems of the newest interval (the table hides while none is mounted)."""
+        if not self.series.has_netfs:
+            if not self.nfs_table.isHidden():
+                self.nfs_table.show_point(None)
+                self.nfs_table.hide()
+            return
+        before = self.nfs_table.mounts()
+        self.nfs_table.show_point(self.series)
+        if self.nfs_table.isHidden() or self.nfs_table.mounts() != before:
+            table = self.nfs_table   # exactly as tall as its rows: the graphs keep the rest
+            height = table.horizontalHeader().height() + sum(table.rowHeight(r) for r in range(table.rowCount()))
+            table.setFixedHeight(height + 2 * table.frameWidth())
+            table.show()
 
     def _colour_of(self, role: str, plot: LivePlot) -> str:
         if role == HOST:

@@ -122,6 +122,9 @@ class HostSeries:
         self.eta: float | None = None
         self.message = ""
         self.state = ""                        # "", running, reconnecting, error, done, failed, cancelled
+        # the newest interval's network filesystems (widgets.nfs_table reads these two as an NfsPoint)
+        self.nfs: dict[str, dict[str, float]] = {}
+        self.netfs: dict[str, str] = {}
 
     def _buffer(self) -> RingBuffer:
         return RingBuffer(self._capacity) if self._capacity else RingBuffer()
@@ -158,7 +161,18 @@ class HostSeries:
                 buffers[key].append(x, value)
             self._activity[device] = self._activity.get(device, 0.0) + values["util"] + values["iops"]
         self.samples += 1
+        self._take_netfs(sample)
         return self._choose_device() or changed
+
+    def _take_netfs(self, sample: TelemetryPoint) -> None:
+        # samples from before the sampler read mountstats (stored runs, replays) have no such fields
+        self.nfs = dict(getattr(sample, "nfs", None) or {})
+        self.netfs = dict(getattr(sample, "netfs", None) or {})
+
+    @property
+    def has_netfs(self) -> bool:
+        """A network filesystem was mounted in the newest interval."""
+        return bool(self.nfs or self.netfs)
 
     def add_samples(self, samples: Iterable[TelemetryPoint]) -> bool:
         """Append many samples at once (a stored run): one numpy copy per buffer."""
@@ -184,6 +198,7 @@ class HostSeries:
                 buffers[key].extend(xs[index], [v[key] for v in values])
             self._activity[device] = self._activity.get(device, 0.0) + sum(v["util"] + v["iops"] for v in values)
         self.samples += len(samples)
+        self._take_netfs(samples[-1])
         return self._choose_device() or changed
 
     def set_device(self, device: str, by_user: bool = True) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QGridLayout, QVBoxLayout, QWidget
 
+from widgets.host_colours import HOST_PALETTE, host_colours
 from widgets.host_panel import UTIL_HINT, UTIL_SHORT, HostHeader
 from widgets.host_series import MERGE_S, METRICS, METRICS_BY_KEY, HostSeries, Marker
 from widgets.live_plot import LivePlot, PlotGroup
@@ -40,7 +41,14 @@ class OverlayView(QWidget):
         self.setObjectName("overlayView")
         self.group = group
         self.series: dict[str, HostSeries] = {}
-        self.colours: dict[str, str] = {}
+        self.colours: dict[str, str] = {}          # as drawn here
+        self._grid_colours: dict[str, str] = {}    # every host's own colour (Grid, Compare, the report)
+        self._shown: list[str] | None = None       # the hosts shown when only some are (set_shown)
+        # curves are made only while the overlay is the view shown, and only for hosts not hidden: six
+        # curves a host, for a hundred hosts, cost a second of the GUI thread when only 8 are ever drawn
+        self._live = False
+        self._hidden: set[str] = set()
+        self._drawn: set[str] = set()               # hosts that have their curves
         self.headers: dict[str, HostHeader] = {}
         self._markers: dict[str, list[Marker]] = {}
         self.plots: list[LivePlot] = []
@@ -90,17 +98,17 @@ class OverlayView(QWidget):
         metric = METRICS_BY_KEY[self.metric_key(index)]
         plot = self.plots[index]
         plot.set_y_policy(metric.y_range, metric.min_top)
-        for host, series in self.series.items():
-            plot.set_buffer(host, series.buffer(metric.key))
+        for host in self._drawn:
+            plot.set_buffer(host, self.series[host].buffer(metric.key))
         hint = metric.key == "disk.util"
         plot.set_title(UTIL_SHORT if hint else "", "%util: not saturation" if hint else "")
         plot.setToolTip(UTIL_HINT if hint else metric.label)
 
     def add_host(self, series: HostSeries, colour: str) -> HostHeader:
         self.series[series.name] = series
-        self.colours[series.name] = colour
-        for index, plot in enumerate(self.plots):
-            plot.add_curve(series.name, series.name, colour, series.buffer(self.metric_key(index)), width=1.0)
+        self.colours[series.name] = self._grid_colours[series.name] = colour
+        if self._live:
+            self._draw(series.name)
         header = HostHeader(series.name, colour)
         count = len(self.headers)
         self._strip.addWidget(header, count // 2, count % 2)
@@ -108,16 +116,50 @@ class OverlayView(QWidget):
         self.headers[series.name] = header
         return header
 
+    def _draw(self, host: str) -> None:
+        """The host's curves, from its buffers: the whole history so far."""
+        if host in self._drawn or host in self._hidden:
+            return
+        self._drawn.add(host)
+        series = self.series[host]
+        for index, plot in enumerate(self.plots):
+            plot.add_curve(host, host, self.colours[host], series.buffer(self.metric_key(index)), width=1.0)
+
+    def set_live(self, live: bool) -> None:
+        """The overlay is the view shown (True): hosts shown get their curves."""
+        self._live = live
+        if live:
+            for host in self.series:
+                self._draw(host)
+
+    def set_host_visible(self, host: str, visible: bool) -> None:
+        """Show or hide a host's curves and legend entry (many hosts: only the worst are shown)."""
+        self.headers[host].setVisible(visible)
+        if visible:
+            self._hidden.discard(host)
+        else:
+            self._hidden.add(host)
+        if host in self._drawn:
+            for plot in self.plots:
+                plot.set_curve_visible(host, visible)
+        elif visible and self._live:
+            self._draw(host)
+
     def clear_hosts(self) -> None:
         for name in list(self.series):
-            for plot in self.plots:
-                plot.remove_curve(name)
+            if name in self._drawn:
+                for plot in self.plots:
+                    plot.remove_curve(name)
             header = self.headers.pop(name)
             self._strip.removeWidget(header)
             header.setParent(None)
             header.deleteLater()
         self.series.clear()
         self.colours.clear()
+        self._grid_colours.clear()
+        self._shown = None
+        self._hidden.clear()
+        self._drawn.clear()
         self._markers.clear()
         for plot in self.plots:
             plot.clear_markers()
@@ -126,12 +168,31 @@ class OverlayView(QWidget):
         return list(self.headers)
 
     def set_colours(self, colours: dict[str, str]) -> None:
+        """Every host's own colour; the overlay draws with it unless the hosts shown would share colours."""
+        self._grid_colours.update({h: c for h, c in colours.items() if h in self.series})
+        self._recolour()
+
+    def set_shown(self, hosts: list[str] | None) -> None:
+        """Only these hosts are shown (None: all). When the hosts outnumber the palette, own colours repeat:
+        the hosts shown are then coloured by their position among themselves, so no two look alike."""
+        self._shown = list(hosts) if hosts is not None else None
+        self._recolour()
+
+    def own_colours(self) -> bool:
+        """True when the overlay draws every host in its own (Grid) colour."""
+        return self._shown is None or len(self.series) <= len(HOST_PALETTE)
+
+    def _recolour(self) -> None:
+        colours = dict(self._grid_colours)
+        if not self.own_colours():
+            colours.update(host_colours([h for h in self._shown or [] if h in self.series]))
         for host, colour in colours.items():
             if host in self.series and self.colours.get(host) != colour:
                 self.colours[host] = colour
                 self.headers[host].set_colour(colour)
-                for plot in self.plots:
-                    plot.set_curve_colour(host, colour)
+                if host in self._drawn:
+                    for plot in self.plots:
+                        plot.set_curve_colour(host, colour)
         self._show_markers()
 
     def set_time(self, mode: str) -> None:
@@ -143,8 +204,9 @@ class OverlayView(QWidget):
 
     def update_device(self, host: str) -> None:
         series = self.series[host]
-        for index, plot in enumerate(self.plots):
-            plot.set_buffer(host, series.buffer(self.metric_key(index)))
+        if host in self._drawn:
+            for index, plot in enumerate(self.plots):
+                plot.set_buffer(host, series.buffer(self.metric_key(index)))
         self.headers[host].set_devices(list(series.disks), series.device)
 
     def set_markers(self, host: str, markers: list[Marker]) -> None:

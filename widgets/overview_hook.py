@@ -20,13 +20,12 @@ TOP_N = 8               # the overlay's curves with many hosts: more colours can
 AUTO_OVERVIEW = 12      # with this many hosts the dashboard opens on the overview (once per session)
 
 
-class _Plot(Protocol):
-    def set_curve_visible(self, key: str, visible: bool) -> None: ...
-
-
 class Overlay(Protocol):
-    plots: list[_Plot]
     headers: dict[str, QWidget]
+
+    def set_host_visible(self, host: str, visible: bool) -> None: ...
+    def set_shown(self, hosts: list[str] | None) -> None: ...
+    def own_colours(self) -> bool: ...
 
 
 class Board(Protocol):
@@ -57,11 +56,11 @@ def show_top_hosts(overlay: Overlay, ranking: Sequence[str], n: int = TOP_N,
         visible = done[host] = host in top
         if applied is not None and applied.get(host) == visible:
             continue
-        overlay.headers[host].setVisible(visible)
-        for plot in overlay.plots:
-            plot.set_curve_visible(host, visible)
-    if done != applied and len(hosts) > n:
-        _pack_legend(overlay, [h for h in ranking if done.get(h)])
+        overlay.set_host_visible(host, visible)
+    if done != applied:
+        if len(hosts) > n:
+            _pack_legend(overlay, [h for h in ranking if done.get(h)])
+        overlay.set_shown([h for h in hosts if done[h]] if len(hosts) > n else None)
     return done
 
 
@@ -120,13 +119,23 @@ class OverviewHook:
         self._applied = show_top_hosts(self.board.overlay, ranking, self.n, self._applied)
         shown = sum(self._applied.values())
         many = len(ranking) > self.n
-        self.top_label.setText(f"Overlay: the {shown} worst of {len(ranking)} hosts" if many else "")
+        text = f"Overlay: the {shown} worst of {len(ranking)} hosts" if many else ""
+        if many and not self.board.overlay.own_colours():   # the legend strip shows which is which
+            text += " · colours by place among these, not the Grid's"
+        self.top_label.setText(text)
         self.top_label.setVisible(many and self.board.mode != MODE_OVERVIEW)
         if len(ranking) >= self.auto and not self._auto_done:
             self._auto_done = True
             self.board.set_mode(MODE_OVERVIEW)
         elif not ranking:
             self._auto_done = False   # a new session may open on the overview again
+
+    def prepare_overlay(self) -> None:
+        """The overlay is about to be shown: with many hosts, rank them now (not up to a second later), so
+        only the worst get curves. The user chose this view: it is not swapped for the overview."""
+        if len(self.board.series) > self.n:
+            self._auto_done = True
+            self.overview.rank()
 
     def mode_shown(self, mode: str) -> None:
         """The dashboard switched views: the top-N note belongs to the overlay."""

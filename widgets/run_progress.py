@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
@@ -33,7 +34,8 @@ _COLOURS = {FAILED: "#c0392b", CANCELLED: "#8a6d1f", RECONNECTING: "#b7791f", DO
 _WORDS = {CONNECTING: "connecting…", RUNNING: "running", RECONNECTING: "reconnecting…", DONE: "done",
           CANCELLED: "cancelled", FAILED: "failed"}
 # column widths in px: fixed, so the buttons at the end of a row never move
-HOST_W, PHASE_W, TIME_W, STATUS_W = 120, 190, 90, 220
+HOST_W, PHASE_W, BAR_W, TIME_W, STATUS_W = 120, 190, 200, 90, 220
+MAX_ROWS_SHOWN = 8     # more hosts scroll: the graphs below keep the window's height
 HEADERS = ("Host", "Phase", "Progress", "Time left", "Status")
 
 
@@ -82,7 +84,7 @@ class ProgressRow:
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(True)
-        self.bar.setMinimumWidth(100)
+        self.bar.setFixedWidth(BAR_W)
         self.time_label = ElidedLabel(TIME_W)
         self.time_label.setObjectName("timeLeftLabel")
         self.status_label = ElidedLabel(STATUS_W)
@@ -154,12 +156,12 @@ def overall_line(rows: list[ProgressRow]) -> str:
     head = f"Test: {tests[0]}" if len(tests) == 1 else "Tests" if tests else "Test"
     if len(rows) <= 4:
         states = " · ".join(f"{row.host} {_WORDS[row.state].rstrip('…')}" for row in rows)
-    else:
+    else:   # many hosts: how many are in each state, in the order states come
         counts: dict[str, int] = {}
         for row in rows:
             word = _WORDS[row.state].rstrip("…")
             counts[word] = counts.get(word, 0) + 1
-        states = ", ".join(f"{count} {word}" for word, count in counts.items())
+        states = f"{len(rows)} hosts: " + " · ".join(f"{count} {word}" for word, count in counts.items())
     return f"{head} — {states}"
 
 
@@ -187,27 +189,46 @@ class RunProgress(QWidget):
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.title, 1)
         top.addWidget(self.cancel_all_button)
-        self._grid = QGridLayout()
+        self.rows_widget = QWidget()
+        self._grid = QGridLayout(self.rows_widget)
+        self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setHorizontalSpacing(10)
         self._grid.setVerticalSpacing(3)
-        self._grid.setColumnStretch(2, 1)
-        for column, text in enumerate(HEADERS):
+        # every column has a fixed width and the spare width is after the last: Cancel never moves,
+        # whether or not the scroll bar shows
+        self._grid.setColumnStretch(len(HEADERS) + 1, 1)
+        self._grid.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("runProgressScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.rows_widget)
+        # the column titles stay above the rows that scroll; fixed widths keep them over their columns
+        titles = QHBoxLayout()
+        titles.setContentsMargins(0, 0, 0, 0)
+        titles.setSpacing(self._grid.horizontalSpacing())
+        for text, width in zip(HEADERS, (HOST_W, PHASE_W, BAR_W, TIME_W, STATUS_W), strict=True):
             header = QLabel(text)
             header.setStyleSheet(f"color: {MUTED};")
-            self._grid.addWidget(header, 0, column)
+            header.setFixedWidth(width)
+            titles.addWidget(header)
+        titles.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addLayout(top)
-        layout.addLayout(self._grid)
+        layout.addLayout(titles)
+        layout.addWidget(self.scroll)
         layout.addStretch(1)   # spare height goes below the rows: a row never moves down as others come
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
-        self._next_row = 1
+        self._next_row = 0
+        self._row_height = 0
         self._update()
 
     def clear(self) -> None:
         for host in list(self.rows):
             self._grid_remove(host)
-        self._next_row = 1
+        self._next_row = 0
         self._update()
 
     def add_host(self, host: str, expected: float | None = None, test: str = "") -> ProgressRow:
@@ -219,6 +240,7 @@ class RunProgress(QWidget):
         for column, widget in enumerate(row.widgets):   # Results shares Cancel's cell: one shows at a time
             self._grid.addWidget(widget, self._next_row, min(column, len(HEADERS)), Qt.AlignmentFlag.AlignVCenter)
         self._next_row += 1
+        self._row_height = max(self._row_height, row.bar.sizeHint().height(), row.cancel_button.sizeHint().height())
         row.cancel_button.clicked.connect(lambda _checked=False, h=host: self._confirm(h))
         row.results_button.clicked.connect(lambda _checked=False, r=row: self._results(r))
         self.rows[host] = row
@@ -357,6 +379,14 @@ class RunProgress(QWidget):
     def running(self) -> list[str]:
         return [h for h, row in self.rows.items() if row.state not in FINAL]
 
+    def _fit_height(self) -> None:
+        """As tall as the rows, up to MAX_ROWS_SHOWN of them; past that the rows scroll."""
+        grid = self._grid
+        rows = max(1, min(len(self.rows), MAX_ROWS_SHOWN))
+        line = max(self.rows_widget.fontMetrics().height() + 8, self._row_height)
+        self.scroll.setFixedHeight(rows * line + (rows - 1) * grid.verticalSpacing() + 2)
+
     def _update(self) -> None:
+        self._fit_height()
         self.cancel_all_button.setEnabled(bool(self.running()))
         self.title.setText(overall_line(list(self.rows.values())))

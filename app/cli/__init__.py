@@ -5,17 +5,13 @@ Exit codes (app.cli.exits): 0 done, 1 failed (one-line reason on stderr), 2 usag
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from app.cli import compare as cli_compare
-from app.cli import exchange as cli_exchange
-from app.cli import hosts as cli_hosts
-from app.cli import monitor as cli_monitor
-from app.cli import run as cli_run
-from app.cli import runs as cli_runs
+from app.cli.commands import COMMANDS, command_named
 from app.cli.common import EscapingStream, UsageError
 from app.cli.exits import Exit
 from app.engine.settings import DB_ENV, HOME_ENV
@@ -25,7 +21,9 @@ if TYPE_CHECKING:
     from app.workbench import Workbench
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `commands`, only those commands get their options (the others their
+    help line): a command's module, and the store or report code it imports, loads only when it runs."""
     parser = argparse.ArgumentParser(
         prog="benchbay",
         description="Benchmark servers over SSH: host inventory, facts, runs. Without a command, opens the window.",
@@ -38,12 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"benchbay {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("gui", help="open the window (the default)")
-    cli_hosts.add_parser(sub)
-    cli_runs.add_parser(sub)
-    cli_monitor.add_parser(sub)
-    cli_run.add_parser(sub)
-    cli_exchange.add_parser(sub)
-    cli_compare.add_parser(sub)
+    wanted = {module for name, (module, _) in COMMANDS.items() if commands is None or name in commands}
+    for name, (module, help_text) in COMMANDS.items():
+        if module not in wanted:
+            sub.add_parser(name, help=help_text)
+        elif name == next(other for other, (owner, _) in COMMANDS.items() if owner == module):
+            importlib.import_module(f"app.cli.{module}").add_parser(sub)   # all of the module's commands
     _one_line_errors(parser)
     return parser
 
@@ -72,8 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    named = command_named(words)
+    parser = build_parser({named} if named else ())
+    args = parser.parse_args(words)
+    if args.command in COMMANDS and getattr(args, "handler", None) is None:   # the command word was misread
+        parser = build_parser()
+        args = parser.parse_args(words)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     if not args.verbose:

@@ -7,11 +7,14 @@ import math
 import re
 import sys
 from datetime import datetime
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from app.engine.hosts_map import GROUP_PREFIX, hosts_tagged, tag_problem
 from app.errors import AppError
-from remote.hostspec import HostSpec
+
+if TYPE_CHECKING:
+    from remote.hostspec import HostSpec
+
+GROUP_PREFIX = "@"   # app.engine.hosts_map's, said again: importing it loads the store's code, which --help needs not
 
 
 class UsageError(AppError):
@@ -53,6 +56,8 @@ def expand_hosts(bench: HostInventory, names: list[str]) -> list[str]:
     An unknown tag is a UsageError naming how to tag hosts; unknown names are left to the command
     (it says how to add them).
     """
+    from app.engine.hosts_map import hosts_tagged, tag_problem
+
     hosts: dict[str, None] = {}
     inventory: list[HostSpec] | None = None
     for name in names:
@@ -74,8 +79,17 @@ def expand_hosts(bench: HostInventory, names: list[str]) -> list[str]:
     return list(hosts)
 
 
+def one_host(name: str, command: str, instead: str) -> str:
+    """`name` itself, or a UsageError saying that `command` takes one host when it names a group (@TAG)."""
+    if name.startswith(GROUP_PREFIX):
+        raise UsageError(f"{command} takes one host, not a group ({name[:70]}): {instead}")
+    return name
+
+
 def changed_tags(current: tuple[str, ...], add: list[str], remove: list[str]) -> tuple[str, ...]:
     """A host's tags after --tag (add) and --untag (remove); a leading @ is allowed, case is kept as first given."""
+    from app.engine.hosts_map import tag_problem
+
     gone = {tag.removeprefix(GROUP_PREFIX).lower() for tag in remove}
     tags = [tag for tag in current if tag.lower() not in gone]
     for given in add:

@@ -8,11 +8,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from app.cli.commands import command_help
 from app.cli.common import UsageError, print_json, stored_id
 from app.cli.exits import Exit
 from app.compare.model import Cell, Comparison, build, load_inputs
 from app.compare.prices import parse_price, price_to_json
-from app.compare.table import csv_text, text_table
+from app.compare.table import csv_text, steadiness_lines, text_table
 from app.compare.ties import TIE_RULE
 from app.report.content import PAGE_SIZES, ReportError, ReportOptions
 from app.util.atomic_file import write_text_atomically
@@ -23,7 +24,7 @@ _app: Any = None   # the QGuiApplication made for drawing the PDF; lives as long
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    cmd = sub.add_parser("compare", help="compare stored runs: table, JSON, CSV, PDF report")
+    cmd = sub.add_parser("compare", help=command_help("compare"))
     cmd.add_argument("run_ids", type=stored_id, nargs="+", metavar="RUN_ID")
     cmd.add_argument("--baseline", type=stored_id, metavar="RUN_ID", help="ratios are relative to this run's server")
     cmd.add_argument("--pdf", metavar="FILE", help="write the customer report")
@@ -64,6 +65,12 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
     print(text_table(comparison).text())
     print()
     print(comparison.summary())
+    steady = steadiness_lines(comparison)
+    if steady:
+        print()
+        print("How steady (variation of the per-second rate, p99/p50 latency, CPU steal):")
+        for line in steady:
+            print(f"  {line}")
     if comparison.price_lines():
         print()
         print("Prices:")
@@ -110,6 +117,7 @@ def _cell_json(cell: Cell) -> dict[str, Any]:
     return {"value": cell.value, "text": cell.text, "note": cell.note, "ratio": cell.ratio,
             "ratio_text": cell.ratio_text, "best": cell.best, "verdict": cell.verdict, "margin": cell.margin,
             "spread": asdict(cell.spread) if cell.spread is not None else None, "repeats": cell.repeats,
+            "steadiness": cell.steadiness,
             "caveats": [c.tag for c in cell.caveats]}
 
 

@@ -6,6 +6,7 @@ import io
 import sys
 from pathlib import Path
 
+from app.cli.commands import command_help
 from app.cli.common import UsageError, stored_id
 from app.cli.exits import Exit
 from app.errors import AppError
@@ -18,13 +19,13 @@ STDIO = "-"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    export = sub.add_parser("export", help="write runs (facts, results, series, events) to a JSON file")
+    export = sub.add_parser("export", help=command_help("export"))
     export.add_argument("run_ids", type=stored_id, nargs="*", metavar="RUN_ID")
     export.add_argument("--comparison", type=stored_id, metavar="ID",
                         help="include this saved comparison (and all its runs)")
     export.add_argument("--out", required=True, metavar="FILE", help='the JSON file; "-" writes to stdout')
     export.set_defaults(handler=_export)
-    imp = sub.add_parser("import", help="add the runs of an exported JSON file to the store")
+    imp = sub.add_parser("import", help=command_help("import"))
     imp.add_argument("file", metavar="FILE", help='the JSON file; "-" reads stdin')
     imp.set_defaults(handler=_import)
 

@@ -5,11 +5,23 @@ import argparse
 import getpass
 import sys
 
-from app.cli.common import UsageError, changed_tags, confirm, interactive, print_json, print_table
+from app.cli.commands import command_help
+from app.cli.common import (
+    UsageError,
+    changed_tags,
+    confirm,
+    expand_hosts,
+    interactive,
+    one_host,
+    print_json,
+    print_table,
+)
+from app.cli.exits import Exit
 from app.compare.prices import parse_price, price_text, price_to_json
 from app.engine.host_prices import host_prices, set_host_price
+from app.errors import USER_ERRORS
 from app.summary.facts import facts_lines
-from app.workbench import Workbench
+from app.workbench import FactsOutcome, Workbench
 from remote.errors import HostKeyChanged, HostKeyError, PasswordRequired, UnknownHostKey
 from remote.hostspec import AUTH_KEY, AUTH_METHODS, HostSpec
 from remote.run_dir import run_dir_problem
@@ -18,7 +30,7 @@ from storage.records import HostPrice
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    host = sub.add_parser("host", help="add, list, trust and inspect hosts")
+    host = sub.add_parser("host", help=command_help("host"))
     cmds = host.add_subparsers(dest="host_command", metavar="ACTION", required=True)
 
     add = cmds.add_parser("add", help="add an SSH host to the inventory")
@@ -49,10 +61,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     untrust.add_argument("name")
     untrust.set_defaults(handler=_untrust)
 
-    facts = cmds.add_parser("facts", help="gather the host's facts with the agent and store them")
-    facts.add_argument("name")
+    facts = cmds.add_parser("facts", help="gather the hosts' facts with the agent and store them")
+    facts.add_argument("names", nargs="+", metavar="NAME", help="a host, or @TAG for every host with that tag")
     facts.add_argument("--test-dir", metavar="DIR", help="directory whose filesystem to describe")
-    facts.add_argument("--password-stdin", action="store_true", help="read the SSH password from stdin")
+    facts.add_argument("--password-stdin", action="store_true",
+                       help="read the SSH password from stdin (one password for every host named)")
     facts.add_argument("--json", action="store_true")
     facts.set_defaults(handler=_facts)
 
@@ -135,7 +148,12 @@ def _validate_name(name: str) -> None:
         raise UsageError(problem)
 
 
+_ONE_HOST = "name a host (`benchbay host list` shows each host's tags)"
+
+
 def _add(bench: Workbench, args: argparse.Namespace) -> int:
+    one_host(args.name, "host add", f"a host's name cannot begin with @ (it names a group); to put the host in "
+             f"a group, add it by its name with --tag {args.name[1:71] or 'TAG'}")
     _validate_name(args.name)
     spec = _spec_from_args(HostSpec(name=args.name), args)
     if not spec.address and args.name not in bench.ssh_config_aliases():
@@ -149,6 +167,7 @@ def _add(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def _edit(bench: Workbench, args: argparse.Namespace) -> int:
+    one_host(args.name, "host edit", _ONE_HOST)
     old = bench.get_host(args.name)
     if old.is_local:
         raise UsageError("the built-in host 'local' cannot be edited")
@@ -195,6 +214,7 @@ def _host_json(h: HostSpec) -> dict:
 
 
 def _remove(bench: Workbench, args: argparse.Namespace) -> int:
+    one_host(args.name, "host remove", _ONE_HOST)
     if args.name == "local":
         raise UsageError("the built-in host 'local' cannot be removed")
     bench.remove_host(args.name)
@@ -203,6 +223,7 @@ def _remove(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def _trust(bench: Workbench, args: argparse.Namespace) -> int:
+    one_host(args.name, "host trust", "each host's key is compared with its own fingerprint; " + _ONE_HOST)
     if args.fingerprint:
         info = bench.trust_host(args.name, expected_fingerprint=args.fingerprint)
         verb = "already trusted" if info.status == "trusted" else "trusted"
@@ -229,23 +250,57 @@ def _trust(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def _untrust(bench: Workbench, args: argparse.Namespace) -> int:
+    one_host(args.name, "host untrust", _ONE_HOST)
     removed = bench.untrust_host(args.name)
     print(f"removed {removed} trusted key(s) of {args.name}")
     return 0
 
 
 def _facts(bench: Workbench, args: argparse.Namespace) -> int:
+    """Facts of each host named (@TAG: each host of the group), one after the other; a host that fails
+    is said on stderr and the others go on."""
+    names = expand_hosts(bench, args.names)
     password = None
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
+    if len(names) == 1:
+        outcome = _facts_of(bench, names[0], password, args.test_dir)
+        if args.json:
+            print_json(outcome.facts)
+            return Exit.OK
+        _print_facts(outcome)
+        return Exit.OK
+    results: list[dict] = []
+    for name in names:
+        try:
+            outcome = _facts_of(bench, name, password, args.test_dir)
+        except USER_ERRORS as exc:
+            print(f"benchbay: {name}: {exc}", file=sys.stderr, flush=True)
+            results.append({"host": name, "error": str(exc)})
+            continue
+        results.append({"host": outcome.host, "run_id": outcome.run_id, "facts": outcome.facts})
+        if not args.json:
+            _print_facts(outcome)
+            print()
+            sys.stdout.flush()
+    failed = [r["host"] for r in results if "error" in r]
+    if args.json:
+        print_json(results)
+    elif failed:
+        print(f"# facts of {len(names) - len(failed)} of {len(names)} hosts stored; failed: {', '.join(failed)}")
+    return Exit.FAILED if failed else Exit.OK
+
+
+def _facts_of(bench: Workbench, name: str, password: str | None, test_dir: str | None) -> FactsOutcome:
+    """Gather one host's facts; at a terminal, asks for a missing password or an unknown key."""
     try:
-        outcome = bench.gather_facts(args.name, password=password, test_dir=args.test_dir)
+        return bench.gather_facts(name, password=password, test_dir=test_dir)
     except PasswordRequired:
         if not interactive():
             raise
-        spec = bench.get_host(args.name)
-        password = getpass.getpass(f"SSH password for {spec.user + '@' if spec.user else ''}{args.name}: ")
-        outcome = bench.gather_facts(args.name, password=password, test_dir=args.test_dir)
+        spec = bench.get_host(name)
+        password = getpass.getpass(f"SSH password for {spec.user + '@' if spec.user else ''}{name}: ")
+        return bench.gather_facts(name, password=password, test_dir=test_dir)
     except UnknownHostKey as exc:
         if not interactive():
             raise
@@ -253,11 +308,10 @@ def _facts(bench: Workbench, args: argparse.Namespace) -> int:
         if not confirm("Benchbay has never connected to it. Trust this key?"):
             raise
         bench.trust_key(exc)
-        outcome = bench.gather_facts(args.name, password=password, test_dir=args.test_dir)
-    if args.json:
-        print_json(outcome.facts)
-        return 0
+        return bench.gather_facts(name, password=password, test_dir=test_dir)
+
+
+def _print_facts(outcome: FactsOutcome) -> None:
     print(f"# facts of {outcome.host} (stored as run {outcome.run_id})")
     for line in facts_lines(outcome.facts):
         print(line)
-    return 0

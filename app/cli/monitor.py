@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from app.cli.common import UsageError, interactive
+from app.cli.commands import command_help
+from app.cli.common import UsageError, interactive, one_host
 from app.cli.exits import Exit
 from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunControl, RunOutcome, RunRequest
 from app.workbench import Workbench
@@ -32,7 +33,7 @@ _NFS_HEADER = ("ops/s", "rkB/s", "wkB/s", "r_rtt", "w_rtt", "r_exe", "w_exe", "r
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    mon = sub.add_parser("monitor", help="live CPU, load and disk figures of a host (as iostat -x), stored as a run")
+    mon = sub.add_parser("monitor", help=command_help("monitor"))
     mon.add_argument("host")
     mon.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds (default: until Ctrl-C)")
     add_interval_option(mon)
@@ -123,6 +124,8 @@ def cancel_on_interrupt(control: RunControl, cleans_up: str) -> Callable[[int], 
 
 
 def _monitor(bench: Workbench, args: argparse.Namespace) -> int:
+    one_host(args.host, "monitor", f"name one of its hosts, or record all of them at once with "
+             f"`benchbay run {args.host} --test idle` (`benchbay host list` shows each host's tags)")
     check_interval(args.interval)
     if args.seconds is not None and not 0 < args.seconds < math.inf:   # also refuses nan and 1e400 (inf)
         raise UsageError(f"--seconds must be a positive number of seconds, not {args.seconds:g}")

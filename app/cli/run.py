@@ -1,19 +1,20 @@
 """`benchbay run HOST [HOST...] --test T [--preset P]`: one test on several hosts at once, one worker per host.
 
 Progress on stderr (app.cli.run_progress: the run's overall % and time left, one line per host per second
-at most), a readable summary per host on stdout
-(app.summary.text), or the runs and their results as JSON.
+at most; above a few hosts app.cli.run_fleet_progress: one overall line every few seconds),
+a readable summary per host on stdout (app.summary.text), or the runs and their results as JSON.
 """
 from __future__ import annotations
 
 import argparse
 import getpass
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
 from app.catalogue import CATALOGUE
+from app.cli.commands import command_help
 from app.cli.common import UsageError, expand_hosts, print_json, setting_value
 from app.cli.exits import Exit
 from app.cli.monitor import (
@@ -24,7 +25,7 @@ from app.cli.monitor import (
     collect_lost_runs,
     run_workers,
 )
-from app.cli.run_progress import RunProgress
+from app.cli.run_fleet_progress import run_progress_for
 from app.cli.run_repeats import group_line, repeat_on_hosts
 from app.cli.run_shared import add_options as add_shared_options
 from app.cli.run_shared import run_shared_command, uses_shared_options
@@ -52,7 +53,7 @@ PRESETS = tuple(dict.fromkeys(name for test in CATALOGUE.runnable() for name in 
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="run a test on one or more hosts in parallel and store the runs")
+    run = sub.add_parser("run", help=command_help("run"))
     run.add_argument("hosts", nargs="+", metavar="HOST", help="a host, or @TAG for every host with that tag")
     run.add_argument("--test", required=True, choices=CATALOGUE.names())
     with_presets = " and ".join(test.name for test in CATALOGUE.runnable() if test.has_presets)
@@ -137,7 +138,8 @@ def _run(bench: Workbench, args: argparse.Namespace) -> int:
     collect_lost_runs(bench)
     control = RunControl()
     # overall % and time left per host, from the agent's plan: the same estimate as the window's
-    progress = RunProgress(_expected_seconds(requests[0]))
+    # (above a few hosts, one overall line every few seconds instead of a line per host per second)
+    progress = run_progress_for(len(requests), _expected_seconds(requests[0]))
 
     interrupted = cancel_on_interrupt(control, "the hosts clean up")
 
@@ -146,8 +148,16 @@ def _run(bench: Workbench, args: argparse.Namespace) -> int:
                                                   bench)
         return _summary(bench, args, outcomes, hosts, groups)
 
-    def job(request: RunRequest):
-        return lambda: bench.run(request, control, None, progress.event, passwords[request.host])
+    def job(request: RunRequest) -> Callable[[], RunOutcome]:
+        def work() -> RunOutcome:
+            try:
+                outcome = bench.run(request, control, None, progress.event, passwords[request.host])
+            except Exception as exc:
+                progress.host_ended(request.host, RunStatus.FAILED, str(exc))
+                raise
+            progress.host_ended(request.host, outcome.status, outcome.error or "")
+            return outcome
+        return work
 
     outcomes = run_workers([job(r) for r in requests], interrupted)
     return _summary(bench, args, outcomes)

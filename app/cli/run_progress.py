@@ -90,6 +90,9 @@ class RunProgress:
         elif kind == "reconnected":
             self.say(host, f"  reconnected after {event.get('outage_s', 0):.1f} s")
 
+    def host_ended(self, host: str, status: str, error: str = "") -> None:
+        """A host's run ended; per-host lines already said so from its events (the summary says the rest)."""
+
     def line(self, host: str) -> str:
         """ "Random read 4 KiB: 42 % in all, ~1:05 left" — the run's progress, not the phase's."""
         estimate = self.estimate(host)

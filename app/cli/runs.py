@@ -6,7 +6,8 @@ import sys
 from dataclasses import asdict
 from datetime import datetime, timezone
 
-from app.cli.common import UsageError, positive_count, print_json, print_table, stored_id
+from app.cli.commands import command_help
+from app.cli.common import UsageError, expand_hosts, positive_count, print_json, print_table, stored_id
 from app.cli.exits import Exit
 from app.summary.facts import facts_lines
 from app.summary.spread_text import result_line
@@ -15,10 +16,11 @@ from storage.records import RunRecord, RunStatus
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    runs = sub.add_parser("runs", help="list and show stored runs")
+    runs = sub.add_parser("runs", help=command_help("runs"))
     cmds = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
     lst = cmds.add_parser("list", help="stored runs, newest first")
-    lst.add_argument("--host")
+    lst.add_argument("--host", action="append", default=[], metavar="NAME",
+                     help="runs of this host, or of every host with a tag (@TAG); repeatable")
     lst.add_argument("--test")
     lst.add_argument("--tag")
     lst.add_argument("--since", metavar="DATE", help="started on or after (YYYY-MM-DD or ISO time; UTC if no zone)")
@@ -65,8 +67,13 @@ def _duration(run: RunRecord) -> str:
 
 
 def _list(bench: Workbench, args: argparse.Namespace) -> int:
-    runs = bench.list_runs(host=args.host, test=args.test, limit=args.limit, tag=args.tag,
-                           since=_when(args.since, "--since"), until=_when(args.until, "--until"))
+    since, until = _when(args.since, "--since"), _when(args.until, "--until")
+    hosts = expand_hosts(bench, args.host) if args.host else [None]
+    runs = [run for host in hosts
+            for run in bench.list_runs(host=host, test=args.test, limit=args.limit, tag=args.tag, since=since,
+                                       until=until)]
+    if len(hosts) > 1:   # newest first across the hosts, as for one
+        runs = sorted(runs, key=lambda r: (r.started_at, r.id), reverse=True)[:args.limit]
     if args.json:
         print_json([asdict(r) for r in runs])
         return Exit.OK

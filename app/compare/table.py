@@ -49,6 +49,12 @@ def text_table(comparison: Comparison, missing: str = "-") -> Table:
     return table
 
 
+def steadiness_lines(comparison: Comparison) -> list[str]:
+    """ "db-01, Random read 4 KiB IOPS: variation 2.0 % · p99/p50 3.1x · steal 0.4 %" per headline figure."""
+    return [f"{row.label}, {item.label}: {cell.steadiness}" for item in comparison.metrics if item.headline
+            for row in comparison.rows if (cell := row.cells.get(item.key)) is not None and cell.steadiness]
+
+
 def margin_basis(cell: Cell) -> str:
     """Where a cell's ± comes from: a reader of the CSV must not take the assumed one for a measurement."""
     if not cell.measured:
@@ -67,6 +73,8 @@ def csv_text(comparison: Comparison) -> str:
         headers.append(f"{item.label} ± (range for ties)")
         headers.append(f"{item.label} ± from")
         headers.append(f"{item.label} verdict")
+        if item.headline:
+            headers.append(f"{item.label} steadiness")
         if baseline:
             headers.append(f"{item.label} ratio to baseline")
         headers.append(f"{item.label} caveats")
@@ -87,6 +95,8 @@ def csv_text(comparison: Comparison) -> str:
             line.append("" if cell is None or cell.margin is None else repr(cell.margin))
             line.append("" if cell is None or cell.margin is None else margin_basis(cell))
             line.append("" if cell is None else ("best" if cell.best else cell.verdict))
+            if item.headline:
+                line.append("" if cell is None else cell.steadiness)
             if baseline:
                 line.append("" if cell is None or cell.ratio is None else f"{cell.ratio:.4g}")
             line.append("" if cell is None else cell.tags)

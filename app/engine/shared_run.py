@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from app.engine.orchestrator import (
@@ -66,6 +67,7 @@ class SharedOutcome:
     knee: Knee | None = None
     total_run_id: int | None = None
     error: str = ""
+    flags: list[str] = field(default_factory=list)           # how the clients opened their files, as they said
 
 
 def _steps(params: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -266,6 +268,9 @@ def _client_steps(bench: Any, outcome: SharedOutcome) -> dict[str, list[ClientSt
         if detail is None or clock is None:
             continue
         ops = [r for r in detail.results if r.metric.endswith(".ops") and r.metadata.get("planned") is not None]
+        for r in ops:   # O_DIRECT may have been refused on one client and not another
+            if r.metadata.get("flags") and r.metadata["flags"] not in outcome.flags:
+                outcome.flags.append(str(r.metadata["flags"]))
         series = {s.name: s for s in bench.run_series(result.run_id, [(f"rate.{r.metric}", "") for r in ops])}
         for r in ops:
             values = series.get(f"rate.{r.metric}")
@@ -309,6 +314,19 @@ def _store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], 
     if missing and not error:
         error = f"{missing} of {expected} steps incomplete"
     runs.finish(run_id, RunStatus.DONE if not error else RunStatus.FAILED, error=error, engine="agent")
+    if start is not None:   # the run's time is the sweep's, not the moment its totals were stored
+        runs.set_times(run_id, _utc(start), _utc(sweep_end(start, params, outcome.steps) or time.time()))
+
+
+def sweep_end(start: float, params: Mapping[str, Any], steps: Sequence[StepTotal]) -> float | None:
+    """The end of the last complete step on the common clock (None: no step completed)."""
+    order = {s["name"]: s["offset"] for s in _steps(dict(params, client_index=0))}
+    ends = [order[s.name] + float(params["runtime"]) for s in steps if s.name in order]
+    return start + max(ends) if ends else None
+
+
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, timezone.utc)
 
 
 def _total_figures(outcome: SharedOutcome, params: Mapping[str, Any],
@@ -321,7 +339,7 @@ def _total_figures(outcome: SharedOutcome, params: Mapping[str, Any],
         meta = {"step": step.name, "clients": step.clients, "threads": step.threads, "total": True,
                 "hosts": sorted(step.per_client_ops), "start_spread_s": step.start_spread,
                 "start_spread_uncertainty_s": step.spread_uncertainty, "late_s": step.late,
-                "bs": params["bs"], "rw": params["rw"]}
+                "bs": params["bs"], "rw": params["rw"], "flags": list(outcome.flags)}
         results.append(ResultSample(TEST, f"{step.name}.ops", round(step.ops, 3), "op/s", meta,
                                     spread_of(list(step.total_ops), 1.0) if step.total_ops else None))
         results.append(ResultSample(TEST, f"{step.name}.mbps", round(step.mbps, 6), "MB/s", meta,
@@ -341,5 +359,7 @@ def _total_figures(outcome: SharedOutcome, params: Mapping[str, Any],
         knee = outcome.knee or Knee(None, "")
         results.append(ResultSample(TEST, "sweep.best_ops", round(best.ops, 3), "op/s",
                                     {"step": best.name, "knee": knee.step, "knee_text": knee.text,
-                                     "step_seconds": every, "start": start}))
+                                     "step_seconds": every, "runtime": params["runtime"], "start": start,
+                                     "end": sweep_end(start, params, outcome.steps) if start is not None else None,
+                                     "flags": list(outcome.flags)}))
     return results, series

@@ -18,6 +18,7 @@ from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
 from app.errors import AppError
 from app.report.consistency import consistency
 from app.report.methodology import Methodology, MethodRun, methodology_of
+from app.report.sweep import Sweep, sweeps
 from app.summary.mail_series import mail_series
 from storage.records import HostPrice
 from widgets.format import human_bytes
@@ -107,6 +108,7 @@ class ReportData:
     caveats: tuple[CaveatNote, ...] = ()
     colours: Mapping[str, str] = field(default_factory=dict)    # row label -> "#rrggbb", as in the window
     steadiness: Mapping[tuple[str, str], str] = field(default_factory=dict)   # (row label, figure key) -> text
+    sweeps: tuple[Sweep, ...] = ()     # the shared-storage totals' sweep curves
 
     def caveats_of(self, test: str) -> list[CaveatNote]:
         return [note for note in self.caveats if note.test == test]
@@ -137,7 +139,9 @@ def gather(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = Non
     overlays.sort(key=_overlay_order)
     return ReportData(options, comparison, tuple(headlines(comparison)), notes, tuple(methods(comparison, by_id)),
                       tuple(overlays), tuple(caveat_notes(comparison, by_id)), host_colours(labels),
-                      consistency(comparison, by_id))
+                      consistency(comparison, by_id),
+                      tuple(sweeps([(row.label, run) for row in comparison.rows for run in row.runs],
+                                   {run_id: item.results for run_id, item in by_id.items()})))
 
 
 def _overlay_order(overlay: Overlay) -> int:

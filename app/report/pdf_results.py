@@ -41,7 +41,9 @@ from app.report.pdf_pages import (
     Line,
     Style,
 )
+from app.report.pdf_sweep import sweep_block
 from app.report.pdf_tables import TableCell, cell, table
+from app.report.sweep import SHARED_TEST
 
 CHART_TITLE = Style(9.0, bold=True)
 LINE_CHART_HEIGHT = 135.0
@@ -191,6 +193,8 @@ def test_section(flow: Flow, data: ReportData, test: str, lead: Callable[[], Non
     if run_notes:
         flow.text("Notes", Style(8.5, bold=True), after=1.0, keep=12.0)
         flow.bullets(run_notes, SMALL_INK, after=3.0)
+    if test == SHARED_TEST:
+        sweep_block(flow, data)   # the curve says more than a bar per step
     bars = [paint for paint in (bar_block(data, m) for m in metrics) if paint is not None]
     if bars:
         flow.gap(4.0)

@@ -65,6 +65,60 @@ def test_the_overlay_shows_only_the_worst_hosts_and_says_so(qtbot) -> None:
     curves = [key for key in overlay.plots[0].curve_keys() if overlay.plots[0].curve(key).isVisible()]
     assert sorted(curves) == sorted(ranking[:TOP_N])
     label = board.overview_hook.top_label
-    assert label.isVisibleTo(board) and label.text() == f"Overlay: the {TOP_N} worst of {HOSTS} hosts"
+    assert label.isVisibleTo(board)
+    assert label.text() == f"Overlay: the {TOP_N} worst of {HOSTS} hosts · colours by place among these, not the Grid's"
+    # more hosts than colours: own colours repeat, so the hosts shown get distinct ones, legend and curves alike
+    grid = board.colours()
+    assert len(set(grid.values())) < HOSTS
+    drawn = [overlay.plots[0].curve_colour(host) for host in shown]
+    assert len(set(drawn)) == len(shown) and drawn == [overlay.headers[host].colour for host in shown]
+    assert board.panels["node00"].colour == grid["node00"]                # the grid keeps the host's own
     board.set_mode("grid")
     assert not label.isVisibleTo(board)
+
+
+def test_a_hundred_hosts_build_only_the_panels_on_screen_and_a_late_panel_has_the_whole_history(qtbot) -> None:
+    board = Dashboard()
+    qtbot.addWidget(board)
+    board.resize(1280, 720)
+    board.show()
+    qtbot.waitExposed(board)
+    for i in range(100):
+        name = f"node{i:03d}"
+        board.add_host(name)
+        for k in range(30):
+            board.add_sample(name, _point(1000.0 + k, util=float(i % 100), busy=5.0))
+    qtbot.waitUntil(lambda: board.mode == MODE_OVERVIEW)           # many hosts: it opens on the overview
+    qtbot.wait(100)
+    assert len(board.panels.built) <= 2                            # which needs no panel at all
+    board.set_mode("grid")
+    qtbot.waitUntil(lambda: "node000" in board.panels.built)      # the grid shows the first host
+    qtbot.wait(100)
+    assert len(board.panels.built) <= 3                            # not a hundred 8-graph panels
+    assert "node080" not in board.panels.built
+    # scrolled to far down the list: that host's panel is built, with every sample since the start
+    slot = board.slots["node080"]
+    board.grid_scroll.verticalScrollBar().setValue(slot.geometry().top())
+    qtbot.waitUntil(lambda: "node080" in board.panels.built)
+    panel = board.panels["node080"]
+    board.frame()
+    x, util = panel.plots["util"].curve("util").getOriginalDataset()
+    assert len(x) == 30 and set(util) == {80.0}
+    assert panel.header.status_label.text() == "30 samples"
+    assert len(board.panels.built) <= 6
+
+
+def test_the_overlay_opened_at_once_draws_only_the_worst_hosts(qtbot) -> None:
+    board = Dashboard()
+    qtbot.addWidget(board)
+    board.resize(1200, 700)
+    board.show()
+    for i in range(40):
+        name = f"node{i:02d}"
+        board.add_host(name)
+        board.add_sample(name, _point(1000.0, util=float(i), busy=5.0))
+    board.set_mode("overlay")     # before the overview's first ranking
+    assert board.mode == "overlay"
+    assert sorted(board.overlay.plots[0].curve_keys()) == [f"node{i:02d}" for i in range(40 - TOP_N, 40)]
+    qtbot.wait(1200)              # the ranking comes round: the user's choice of view stands
+    assert board.mode == "overlay"

@@ -198,6 +198,8 @@ def test_a_host_has_one_colour_in_grid_and_overlay(board):
         assert panel.plots["iops"].curve_colour("r") == colour
         assert colour in panel.header.name_label.text()
         assert colour in board.overlay.headers[host].name_label.text()
+    board.set_mode("overlay")    # the overlay's curves are made when it is shown
+    for host, colour in expected.items():
         for plot in board.overlay.plots:
             assert plot.curve_colour(host) == colour
             assert plot.curve(host).opts["pen"].color().name() == colour

@@ -2,7 +2,7 @@
 other network filesystem named with why it has no figures (no zeros)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from widgets.nfs_table import NO_COUNTERS_FUSE, NOTHING, NetworkFsTable
 
@@ -41,3 +41,49 @@ def test_nfs_rows_first_with_figures_and_a_fuse_share_explained(qtbot) -> None:
 
     table.show_point(Point())                                         # unmounted: back to the note
     assert table.rowCount() == 1 and table.item(0, 0).text() == NOTHING and table.mounts() == []
+
+
+def test_a_host_panel_shows_its_network_filesystems_only_while_one_is_mounted(qtbot) -> None:
+    from tests.unit.test_nfs_telemetry import mountstats, through_sampler
+    from widgets.dashboard import Dashboard
+    from widgets.nfs_table import NO_COUNTERS_OTHER
+
+    board = Dashboard()
+    qtbot.addWidget(board)
+    board.resize(1200, 800)
+    board.show()
+    qtbot.waitExposed(board)
+    recorded = through_sampler(mountstats("nfs4_t0"), mountstats("nfs4_t1"), 5.0)   # a real NFSv4 client's
+    plain = replace(recorded, nfs={}, netfs={})
+    board.add_sample("nfs-client", plain)
+    panel = board.panels["nfs-client"]
+    assert panel.nfs_table.isHidden()                                   # no network filesystem: no table
+    board.add_sample("nfs-client", replace(recorded, t=recorded.t + 5))
+    table = panel.nfs_table
+    qtbot.waitUntil(lambda: table.isVisible())
+    assert table.mounts() == ["/srv/builds", "/srv/projects", "/mnt/public", "/mnt/vault"]
+    projects = row_texts(table, 1)
+    assert projects[:5] == ["/srv/projects", "nfs4", "620.2", "858.6", "1745.3"]
+    assert row_texts(table, 2)[2] == NO_COUNTERS_OTHER and row_texts(table, 3)[2] == NO_COUNTERS_FUSE
+    # every row readable: the table is as tall as its rows, the graphs below keep the rest
+    bottom = table.visualRect(table.model().index(3, 0)).bottom()
+    assert 0 < bottom < table.viewport().height()
+    assert panel.plots["util"].geometry().top() > table.geometry().bottom()
+    board.add_sample("nfs-client", replace(plain, t=recorded.t + 10))   # unmounted again
+    assert table.isHidden() and table.mounts() == []
+
+
+def test_a_panel_built_late_shows_the_mounts_of_the_newest_interval(qtbot) -> None:
+    from tests.unit.test_nfs_telemetry import mountstats, through_sampler
+    from widgets.dashboard import PANEL_MIN_HEIGHT, Dashboard
+
+    board = Dashboard()
+    qtbot.addWidget(board)
+    recorded = through_sampler(mountstats("nfs3_t0"), mountstats("nfs3_t1"), 5.0)
+    for i in range(4):                                       # more hosts than are built with the host
+        board.add_sample(f"client{i}", recorded)
+    assert "client3" not in board.panels.built
+    table = board.panels["client3"].nfs_table
+    assert table.mounts() == ["/mnt/home", "/mnt/scratch space"]
+    # the table comes on top of the graphs' room in the scrolling grid, not out of it
+    assert board.slots["client3"].minimumHeight() == PANEL_MIN_HEIGHT + table.height() > PANEL_MIN_HEIGHT

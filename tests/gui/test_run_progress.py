@@ -173,3 +173,30 @@ def test_results_button_once_done(qtbot, clock):
     with qtbot.waitSignal(progress.results_requested) as asked:
         row.results_button.click()
     assert asked.args == ["db1", 12]
+
+
+def test_a_hundred_hosts_scroll_in_a_bounded_area_under_one_overall_line(qtbot, clock):
+    progress = RunProgress()
+    qtbot.addWidget(progress)
+    progress.resize(1100, 300)
+    progress.show()
+    first = progress.add_host("node000", test="idle")
+    qtbot.waitExposed(progress)
+    qtbot.wait(20)
+    where = first.cancel_button.mapTo(progress, QPoint(0, 0))
+    few = progress.sizeHint().height()
+    for i in range(1, 100):
+        progress.add_host(f"node{i:03d}", test="idle")
+        progress.add_event(f"node{i:03d}", {"type": "started"})
+    progress.add_event("node000", {"type": "started"})
+    progress.set_outcome("node001", "done", run_id=7)
+    progress.set_outcome("node002", "done", run_id=8)
+    progress.set_refused("node003", "command did not finish within 20 s on node003")
+    qtbot.wait(20)
+    assert progress.title.text() == "Test: idle — 100 hosts: 97 running · 2 done · 1 failed"
+    # the area grew to a few rows and then stopped: the rest scroll, the graphs below keep their room
+    assert few < progress.sizeHint().height() < 400
+    assert progress.scroll.verticalScrollBar().maximum() > 0
+    assert first.cancel_button.mapTo(progress, QPoint(0, 0)) == where      # the scroll bar took no room from it
+    progress.scroll.ensureWidgetVisible(progress.rows["node099"].cancel_button)
+    assert progress.scroll.verticalScrollBar().value() > 0

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog
 
 from app.engine.repeats import MIN_REPEATS
+from widgets.fingerprint_dialog import FingerprintDialog
 
 
-def _open_dialog(window):
-    window.host_list.select_host("local")
+def _open_dialog(window, host: str = "local"):
+    window.host_list.select_host(host)
     window.live.run_action.trigger()
     dialog = window.live.run_dialog
-    assert dialog is not None and dialog.hosts() == ["local"]
+    assert dialog is not None and dialog.hosts() == [host]
     return dialog
 
 
@@ -78,6 +80,33 @@ def test_until_stable_from_the_dialog_runs_at_least_three_times(window, workbenc
     qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=10_000)
     runs = workbench.store.runs.list(host="local", test="cpu")
     assert len(runs) == MIN_REPEATS and {r.status for r in runs} == {"done"}
+    assert len({r.repeat_group for r in runs}) == 1 and runs[0].repeat_group
+    panel = live.runs.results
+    if panel.window is not None:
+        panel.window.close()
+    dialog.close()
+
+
+@pytest.mark.integration
+def test_a_repeat_from_the_dialog_on_an_ssh_test_host(window, workbench, ssh_host, qtbot, monkeypatch):
+    """The same over SSH: the host's key is accepted by the user, both runs land in one group."""
+    monkeypatch.setattr(FingerprintDialog, "exec", lambda _self: QDialog.DialogCode.Accepted.value)
+    workbench.add_host(ssh_host.spec())
+    window.refresh()
+    qtbot.waitUntil(lambda: ssh_host.name in window.host_list.host_names())
+    dialog = _open_dialog(window, ssh_host.name)
+    dialog.set_test("cpu")
+    dialog.cpu_seconds.setValue(0.5)
+    dialog.cpu_workers.setValue(1)
+    dialog.repeat.count_spin.setValue(2)
+    live = window.live.live
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    row = dialog.progress.rows[ssh_host.name]
+    qtbot.waitUntil(lambda: row.host_label.full_text == f"{ssh_host.name} · run 2 of 2", timeout=90_000)
+    qtbot.waitUntil(lambda: not live.runs.is_running(ssh_host.name), timeout=120_000)
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=10_000)
+    runs = workbench.store.runs.list(host=ssh_host.name, test="cpu")
+    assert len(runs) == 2 and {r.status for r in runs} == {"done"}
     assert len({r.repeat_group for r in runs}) == 1 and runs[0].repeat_group
     panel = live.runs.results
     if panel.window is not None:
