@@ -76,9 +76,10 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
         print("Prices:")
         for line in comparison.price_lines():
             print(f"  {line}")
-    if any(cell.tie for row in comparison.rows for cell in row.cells.values()):
+    # "±" in this table is the range the ties rule uses (not the standard deviation `run` prints)
+    if any(cell.tie or cell.spread_text for row in comparison.rows for cell in row.cells.values()):
         print()
-        print(f"Ties: {TIE_RULE}")
+        print(f"±: how far a figure could be off by chance. Ties: {TIE_RULE}")
     lines = comparison.caveat_lines()
     if lines:
         print()
