@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -143,14 +144,28 @@ class Pg:
                                   "select current_setting('server_version_num')"))
 
     def drop_quietly(self, dbname: str, force: bool) -> None:
-        """For cleanup callbacks: not through ctx.popen (it refuses once the run is stopping)."""
+        """For cleanup callbacks: not through ctx.popen (it refuses once the run is stopping).
+
+        A cancel can kill psql while the server still runs its CREATE DATABASE (a backend notices a gone
+        client only when it next talks to it): a DROP then finds nothing, and the CREATE commits after it.
+        So the backends still working on this database's name are ended first, and the drop is repeated
+        until none is left."""
+        busy = ("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                "AND (datname = '{0}' OR position('{0}' in query) > 0)".format(dbname))
         sql = 'DROP DATABASE IF EXISTS "{}"{}'.format(dbname, " WITH (FORCE)" if force else "")
-        argv = self.argv("psql", "postgres", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql)
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=self.env, timeout=CLEANUP_TIMEOUT)
-        if proc.returncode != 0:
-            raise RuntimeError("drop database {}: {}".format(dbname, error_line(proc.stderr.decode("utf-8",
-                                                                                                   "replace"))))
+        deadline = time.monotonic() + CLEANUP_TIMEOUT
+        while True:
+            argv = self.argv("psql", "postgres", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", busy,
+                             "-c", sql, "-c", busy)
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=self.env, timeout=CLEANUP_TIMEOUT)
+            if proc.returncode != 0:
+                raise RuntimeError("drop database {}: {}".format(
+                    dbname, error_line(proc.stderr.decode("utf-8", "replace"))))
+            counts = proc.stdout.decode("utf-8", "replace").split()
+            if not counts or counts[-1] == "0" or time.monotonic() > deadline:
+                return
+            time.sleep(0.2)   # a backend was still at it after the drop: drop again once it has gone
 
 
 def _text(data: Any) -> str:
