@@ -50,11 +50,8 @@ class FleetProgress(RunProgress):
 
     def _event(self, host: str, event: dict) -> None:
         kind = event.get("type")
-        if kind == "start" or (kind in ("plan", "phase_start") and self.estimate(host).final):
-            self._estimates.pop(host, None)   # a repeat's next run starts from nothing
+        if self.track(host, event)[1]:
             self._ended.pop(host, None)
-        estimate = self.estimate(host)
-        estimate.add_event(event)
         if kind == "done":
             status = str(event.get("status") or "done")
             self.host_ended(host, status, str(event.get("error") or ""))   # (an RLock: taken again)

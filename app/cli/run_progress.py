@@ -61,13 +61,22 @@ class RunProgress:
             found = self._estimates[host] = RunEstimate(self._expected, self._clock)
         return found
 
-    def event(self, host: str, event: dict) -> None:
+    def track(self, host: str, event: dict) -> tuple[RunEstimate, bool]:
+        """Feed the event to the host's estimate; also whether it began a new run (a repeat's next run
+        starts from nothing)."""
         kind = event.get("type")
-        if kind == "start" or (kind in ("plan", "phase_start") and self.estimate(host).final):
-            self._estimates.pop(host, None)   # a repeat's next run starts from nothing
-            self._last.pop(host, None)
+        fresh = kind == "start" or (kind in ("plan", "phase_start") and self.estimate(host).final)
+        if fresh:
+            self._estimates.pop(host, None)
         estimate = self.estimate(host)
         estimate.add_event(event)
+        return estimate, fresh
+
+    def event(self, host: str, event: dict) -> None:
+        kind = event.get("type")
+        estimate, fresh = self.track(host, event)
+        if fresh:
+            self._last.pop(host, None)
         if kind == "phase_start":
             label = str(event.get("label") or event.get("phase"))
             self._phase[host] = label
