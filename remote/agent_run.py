@@ -7,7 +7,8 @@ import logging
 
 from remote.agent_package import build_agent
 from remote.errors import AgentError, NoPython
-from remote.transport import Transport
+from remote.run_scripts import AGENT_FLAGS
+from remote.transport import CommandResult, Transport
 
 log = logging.getLogger(__name__)
 
@@ -16,20 +17,45 @@ AGENT_FILE = "agent.pyz"
 
 # One round trip, labelled lines: where python3 is (or that there is none), what it printed as its
 # version and its exit status; what it said on stderr comes on stderr. POSIX sh only.
-_FIND_PYTHON = (
+# python3 on the PATH may be a wrapper (pyenv's shim is a bash script that costs ~90 ms per start):
+# the interpreter it runs (sys.executable) is named too when it runs by itself, and the agent starts that.
+FIND_PYTHON = (
     "p=$(command -v python3 2>/dev/null) || { echo missing; exit 0; }; "
     "printf 'path %s\\n' \"$p\"; "
-    "v=$(\"$p\" -c 'import sys; print(\"%d.%d.%d\" % tuple(sys.version_info[:3]))' </dev/null); s=$?; "
-    "printf 'version %s\\nstatus %s\\n' \"$v\" \"$s\""
+    "v=$(\"$p\" -c 'import sys; print(\"%d.%d.%d %s\" % (tuple(sys.version_info[:3]) + (sys.executable,)))' "
+    "</dev/null); s=$?; "
+    "printf 'version %s\\nstatus %s\\n' \"${v%% *}\" \"$s\"; "
+    "e=${v#* }; if [ \"$e\" != \"$v\" ] && [ \"$e\" != \"$p\" ] && [ -x \"$e\" ] "
+    "&& \"$e\" -c '' </dev/null >/dev/null 2>&1; then printf 'executable %s\\n' \"$e\"; fi"
 )
 
 
+LOOKUP_SEPARATOR = "@@benchbay-python-lookup@@"
+
+
+def with_python_lookup(script: str) -> str:
+    """`script` (in a subshell of its own), then FIND_PYTHON, as one command: a run's start then costs one
+    round trip less, and one login shell less on a host whose start-up files are slow."""
+    return f"(\n{script}\n); echo {LOOKUP_SEPARATOR}; ( {FIND_PYTHON} )"
+
+
+def split_python_lookup(host: str, result: CommandResult) -> tuple[str, str]:
+    """What `script` printed, and find_python's answer (NoPython as find_python raises it)."""
+    before, separator, after = result.text().partition(LOOKUP_SEPARATOR + "\n")
+    if not separator:   # the shell never got to the lookup: say why as find_python would
+        return before, python_from(host, CommandResult(result.exit_status or 1, b"", result.stderr))
+    return before, python_from(host, CommandResult(result.exit_status, after.encode(), result.stderr))
+
+
 def find_python(transport: Transport) -> str:
-    """The path of the host's python3; NoPython, saying which, when it is absent, fails to run or
-    is older than 3.6."""
-    host = transport.name
+    """The path of the host's python3 (the interpreter itself when python3 is a wrapper that runs it);
+    NoPython, saying which, when it is absent, fails to run or is older than 3.6."""
+    return python_from(transport.name, transport.run(FIND_PYTHON, timeout=30))
+
+
+def python_from(host: str, result: CommandResult) -> str:
+    """find_python's answer from what FIND_PYTHON printed (also as the last part of a longer command)."""
     advice = f"install python3 ({MIN_PYTHON[0]}.{MIN_PYTHON[1]} or newer) on {host}"
-    result = transport.run(_FIND_PYTHON, timeout=30)
     found = dict(line.split(" ", 1) for line in result.text().splitlines() if " " in line)
     if "missing" in result.text().split() and "path" not in found:
         raise NoPython(f"{host}: python3 was not found on the PATH; {advice}")
@@ -48,7 +74,8 @@ def find_python(transport: Transport) -> str:
         raise NoPython(f"{host}: {path} is there but does not run ({detail}); {advice} or repair it")
     if numbers < MIN_PYTHON:
         raise NoPython(f"{host}: {path} is Python {version}, too old for the agent; {advice}")
-    return path
+    executable = found.get("executable", "").strip()
+    return executable if executable.startswith("/") else path
 
 
 def run_agent(transport: Transport, args: list[str], timeout: float = 120) -> dict:
@@ -61,8 +88,7 @@ def run_agent(transport: Transport, args: list[str], timeout: float = 120) -> di
     try:
         agent_path = f"{run_dir}/{AGENT_FILE}"
         transport.put_bytes(build_agent(), agent_path, mode=0o600)
-        # -E -s: the host's PYTHON* variables and user site-packages must not change the agent
-        argv = [python, "-E", "-s", agent_path, *args, "--run-dir", run_dir]
+        argv = [python, *AGENT_FLAGS, agent_path, *args, "--run-dir", run_dir]
         result = transport.run(argv, timeout=timeout)
     finally:
         _remove_quietly(transport, run_dir)

@@ -11,6 +11,10 @@ import shlex
 from remote.agent.run_secrets import SECRETS_FIFO
 from remote.telemetry.sampler import SAMPLER_FILE
 
+# how the agent's python starts: -E -s -S, so the host's PYTHON* variables, user site-packages and the .pth
+# files of its site-packages (some import whole packages at every start) neither change nor slow the agent,
+# which needs the standard library only
+AGENT_FLAGS = ("-E", "-s", "-S")
 SECRETS_TIMEOUT = 15.0   # seconds the agent has to open its secrets fifo after it started
 
 
@@ -62,7 +66,7 @@ def start_script(run_dir: str, deadline: str, start_sampler: str, python: str | 
     if python:
         # the background sh becomes the agent by exec (same pid), and the agent makes it its own
         # session; the pid is written here, before the start returns, so a cancel can always find it
-        lines.append("sh -c 'exec \"$0\" -E -s agent.pyz run --run-dir \"$1\"' "
+        lines.append(f"sh -c 'exec \"$0\" {' '.join(AGENT_FLAGS)} agent.pyz run --run-dir \"$1\"' "
                      f"{_q(python)} {_q(run_dir)} </dev/null >>agent.log 2>&1 & echo $! > agent.pid")
     if secrets:
         lines.append(f"[ -p {SECRETS_FIFO} ] && timeout {SECRETS_TIMEOUT:.0f} sh -c 'cat > {SECRETS_FIFO}' "

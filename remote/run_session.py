@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from remote.agent import benches
 from remote.agent.run_secrets import SECRETS_FIFO
 from remote.agent_package import build_agent
-from remote.agent_run import AGENT_FILE, find_python
+from remote.agent_run import AGENT_FILE
 from remote.command_timeouts import BUSY, FLOOR, ResponseTimes, crowd, poll_period, scaled_timeout
 from remote.errors import RemoteCommandError, RemoteError
 from remote.run_ending import RunEnding
@@ -27,6 +27,7 @@ from remote.run_kill import kill_run_script
 from remote.run_link import DEFAULT_RECONNECT_BUDGET, STALL_LIMIT, Link, RunLost  # noqa: F401 - callers catch RunLost
 from remote.run_reattach import RunVanished, read_agent_pid, renew_deadline  # noqa: F401 - callers catch RunVanished
 from remote.run_scripts import deadline_command, liveness_script, start_script
+from remote.run_start import look_around, put_run_files, start_checked
 from remote.run_tail import EventTail, SampleTail, workbench_event
 from remote.telemetry.sample import TelemetrySample
 from remote.transport import Transport
@@ -60,16 +61,6 @@ class _NoControl:
     def wait(self, timeout: float) -> bool:
         time.sleep(timeout)
         return False
-
-
-def _put_files(transport: Transport, files: list[tuple[bytes, str, int]]) -> None:
-    """The run's uploads, checked on the host in one command where the transport can (SSHTransport.put_files)."""
-    put_files = getattr(transport, "put_files", None)
-    if put_files is not None:
-        put_files(files)
-        return
-    for data, remote_path, mode in files:
-        transport.put_bytes(data, remote_path, mode=mode)
 
 
 class _Tailing:
@@ -170,12 +161,14 @@ class RunSession(RunEnding):
         from remote.telemetry.parse import RawTickParser
         from remote.telemetry.sampler import SAMPLER_FILE, sampler_script, start_command
 
-        python = find_python(self.transport) if self.uses_agent else None
-        agent = build_agent() if python else b""
+        agent = build_agent() if self.uses_agent else b""
         # room for the uploads and the telemetry of the expected duration, else another candidate or one line
         telemetry = int((self.expected or 0.0) / self.interval) * TICK_BYTES
-        self.run_dir = run_dir = self.transport.make_private_dir(need_bytes=len(agent) + len(sampler_script())
-                                                                 + telemetry)
+        # where the run directory can go, and the host's python3, in one round trip: the first command, timed
+        probed, python = self.response_times.timed(
+            lambda: look_around(self.transport, self.uses_agent, timeout=self.command_timeout))
+        self.run_dir = run_dir = self.transport.make_private_dir(
+            need_bytes=len(agent) + len(sampler_script()) + telemetry, probed=probed)
         self.event_tail = EventTail(f"{run_dir}/events.jsonl")
         self.sample_tail = SampleTail(f"{run_dir}/samples.raw", self._parser or RawTickParser(),
                                       self._computer or TelemetryComputer())
@@ -190,12 +183,13 @@ class RunSession(RunEnding):
                 if secrets:   # never in a file: written into a fifo the agent reads once (run_secrets)
                     spec["secrets"] = SECRETS_FIFO
                 uploads.append((json.dumps(spec).encode(), f"{run_dir}/spec.json", 0o600))
-            _put_files(self.transport, uploads)
+            unchecked = put_run_files(self.transport, uploads)
             script = start_script(run_dir, self._deadline_command(0.0, (self.expected or 0.0) + self.margin),
                                   start_command(run_dir, self.interval), python, bool(secrets),
                                   kill_run_script(run_dir) if python else "")
             stdin = (json.dumps(secrets) + "\n").encode() if secrets else None
-            result = self.transport.run(script, timeout=self.command_timeout, stdin=stdin)
+            result = start_checked(self.transport, script, stdin, [(data, path) for data, path, _mode in uploads],
+                                   unchecked, timeout=self.command_timeout)
             found = [w for w in result.text().split() if w.startswith("deadline=")]
             if not result.ok or not found:
                 raise RemoteCommandError(f"{self.host}: could not start the run: "

@@ -223,6 +223,18 @@ class SSHTransport(Transport):
             self.run("rm -f -- " + " ".join(shlex.quote(path) for _data, path, _mode in files), timeout=30)
             raise RemoteCommandError(problems[0])
 
+    def put_files_unchecked(self, files: Sequence[tuple[bytes, str, int]]) -> bool:
+        """Write (data, remote path, mode) over SFTP without reading them back: True, and the caller checks them
+        on the host within its next command (remote.upload_check.guard_script). False when the files went over
+        command channels instead, which checks each one as it goes."""
+        if self._files_over_exec():
+            for data, remote_path, mode in files:
+                self.put_bytes(data, remote_path, mode)
+            return False
+        for data, remote_path, mode in files:
+            self._sftp_write(data, remote_path, mode)
+        return True
+
     def _sftp_write(self, data: bytes, remote_path: str, mode: int) -> None:
         sftp = self._sftp_client()
         try:

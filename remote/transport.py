@@ -69,22 +69,25 @@ class Transport(abc.ABC):
     def close(self) -> None:
         ...
 
-    def make_private_dir(self, prefix: str = "benchbay-", need_bytes: int = 0) -> str:
+    def make_private_dir(self, prefix: str = "benchbay-", need_bytes: int = 0, probed: str | None = None) -> str:
         """Create a run directory only the login user can enter (mode 0700); returns its path.
 
         It goes in the first candidate with `need_bytes` plus RUN_DIR_HEADROOM free (see remote.run_dir:
         the host's configured run_dir_base, $TMPDIR, /tmp, /var/tmp, ~/.cache/benchbay); where and why is
         left in `run_dir_choice`. NoSpaceError, one line naming each candidate, when none fits.
+        `probed`: what remote.run_dir.probe_script printed, when the caller ran it within a command of its own.
         """
         from remote import run_dir as rd
         from remote.errors import RemoteCommandError
 
         need = need_bytes + rd.RUN_DIR_HEADROOM
-        probe = self.run(rd.probe_script(self.run_dir_base), timeout=30)
-        candidates = rd.parse_probe(probe.text())
+        probe = None if probed is not None else self.run(rd.probe_script(self.run_dir_base), timeout=30)
+        text = probe.text() if probe is not None else probed or ""
+        candidates = rd.parse_probe(text)
         if not candidates:
+            said = probe.error_text() if probe is not None else ""
             raise RemoteCommandError(f"{self.name}: could not look for a run directory: "
-                                     f"{probe.error_text() or probe.text().strip() or 'no output'}")
+                                     f"{said or text.strip() or 'no output'}")
         passed_over = [c.why_not(need) for c in candidates if not c.fits(need)]
         errors: list[str] = []
         for base in rd.usable(candidates, need):

@@ -10,6 +10,7 @@ import hashlib
 import posixpath
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from remote.errors import RemoteCommandError
@@ -67,6 +68,40 @@ def mismatch(data: bytes, uploaded: Uploaded, host: str, remote_path: str) -> st
     if expected is not None and expected != uploaded.digest:
         return f"upload of {where} arrived damaged ({uploaded.method} differs); try again"
     return ""
+
+
+GUARD_MARK = "@uploads-"                       # @uploads-bad | @uploads-unverified, then each file's check
+_GUARD_SEPARATOR = "@@benchbay-next-check@@"
+# SHA-256 of "$f" into $h, empty where the host has no SHA-256 tool
+_SHA256 = ("h=; if command -v sha256sum >/dev/null 2>&1; then h=$(sha256sum < \"$f\"); "
+           "elif command -v shasum >/dev/null 2>&1; then h=$(shasum -a 256 < \"$f\"); fi; h=${h%% *}")
+
+
+def guard_script(files: Sequence[tuple[bytes, str]]) -> str:
+    """sh to put before a command that runs uploads (data, remote path): it goes on only when each file is on
+    the host whole (size and SHA-256), else prints GUARD_MARK + bad|unverified and each file's check_script
+    output, and exits 1. Checking and starting in one command saves a round trip (and a login shell) per run.
+    """
+    lines = ["g=ok"]
+    for data, path in files:
+        lines.append(f"f={shlex.quote(path)}; if [ ! -f \"$f\" ] || [ \"$(($(wc -c < \"$f\")))\" != {len(data)} ]; "
+                     f"then g=bad; else {_SHA256}; if [ -z \"$h\" ]; then [ $g = ok ] && g=unverified; "
+                     f"elif [ \"$h\" != {hashlib.sha256(data).hexdigest()} ]; then g=bad; fi; fi")
+    checks = "; ".join(f"( {check_script(path)} ); echo {_GUARD_SEPARATOR}" for _data, path in files)
+    lines.append(f"if [ $g != ok ]; then echo {GUARD_MARK}$g; {checks}; exit 1; fi")
+    return "\n".join(lines) + "\n"
+
+
+def guard_problem(text: str, files: Sequence[tuple[bytes, str]], host: str) -> tuple[str, str] | None:
+    """None when the guard let the command run; else (verdict, the first file's problem or "")."""
+    head, mark, rest = text.partition(GUARD_MARK)
+    if not mark or (head and not head.endswith("\n")):
+        return None
+    verdict, _newline, checks = rest.partition("\n")
+    parts = checks.split(_GUARD_SEPARATOR) + [""] * len(files)
+    problems = [mismatch(data, parse_check(part), host, path)
+                for (data, path), part in zip(files, parts, strict=False)]
+    return verdict.strip(), next((problem for problem in problems if problem), "")
 
 
 def verify_upload(transport: Transport, data: bytes, remote_path: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from app.cli.commands import command_help
 from app.cli.common import (
@@ -27,6 +28,8 @@ from remote.hostspec import AUTH_KEY, AUTH_METHODS, HostSpec
 from remote.run_dir import run_dir_problem
 from storage.hosts import host_name_problem
 from storage.records import HostPrice
+
+FACTS_AT_ONCE = 16   # hosts gathering facts at a time: a rack takes seconds, not minutes
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -257,8 +260,8 @@ def _untrust(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def _facts(bench: Workbench, args: argparse.Namespace) -> int:
-    """Facts of each host named (@TAG: each host of the group), one after the other; a host that fails
-    is said on stderr and the others go on."""
+    """Facts of each host named (@TAG: each host of the group), several at once; a host that fails is said on
+    stderr and the others go on; one that needs a password or an unknown key's approval asks at the end."""
     names = expand_hosts(bench, args.names)
     password = None
     if args.password_stdin:
@@ -271,12 +274,27 @@ def _facts(bench: Workbench, args: argparse.Namespace) -> int:
         _print_facts(outcome)
         return Exit.OK
     results: list[dict] = []
-    for name in names:
+
+    def attempt(name: str) -> FactsOutcome | BaseException:
         try:
-            outcome = _facts_of(bench, name, password, args.test_dir)
+            return bench.gather_facts(name, password=password, test_dir=args.test_dir)
+        except (PasswordRequired, UnknownHostKey) as exc:
+            return exc   # asked for at the terminal, in order, once the others are done
         except USER_ERRORS as exc:
-            print(f"benchbay: {name}: {exc}", file=sys.stderr, flush=True)
-            results.append({"host": name, "error": str(exc)})
+            return exc
+
+    # FACTS_AT_ONCE hosts at a time, each said in the order named as soon as it and those before it are done
+    with ThreadPoolExecutor(min(FACTS_AT_ONCE, len(names)), thread_name_prefix="facts") as pool:
+        attempts = list(zip(names, pool.map(attempt, names), strict=True))
+    for name, outcome in attempts:
+        if isinstance(outcome, (PasswordRequired, UnknownHostKey)) and interactive():
+            try:
+                outcome = _facts_of(bench, name, password, args.test_dir)
+            except USER_ERRORS as exc:
+                outcome = exc
+        if isinstance(outcome, BaseException):
+            print(f"benchbay: {name}: {outcome}", file=sys.stderr, flush=True)
+            results.append({"host": name, "error": str(outcome)})
             continue
         results.append({"host": outcome.host, "run_id": outcome.run_id, "facts": outcome.facts})
         if not args.json:

@@ -66,7 +66,7 @@ def run_shared_command(bench: Workbench, args: argparse.Namespace, params: dict[
     collect_lost_runs(bench)
     control = RunControl()
 
-    progress = RunProgress()
+    progress = SweepProgress(hosts, RunProgress())
     [result] = run_workers([lambda: run_shared(bench, request, control, progress.event, None, passwords)],
                            cancel_on_interrupt(control, "the hosts clean up"))
     if not isinstance(result, SharedOutcome):
@@ -74,6 +74,7 @@ def run_shared_command(bench: Workbench, args: argparse.Namespace, params: dict[
     rows = _rows(result)
     if args.json:
         print_json({"group": result.group, "total_run_id": result.total_run_id, "runs": rows,
+                    "started_at": result.started, "seconds": result.seconds,
                     "offsets": {h: {"offset_s": o.offset, "uncertainty_s": o.uncertainty}
                                 for h, o in result.offsets.items()},
                     "steps": [{"step": s.name, "clients": s.clients, "threads": s.threads, "ops": s.ops,
@@ -89,6 +90,25 @@ def run_shared_command(bench: Workbench, args: argparse.Namespace, params: dict[
         return Exit.CANCELLED
     ok = all(row["status"] == RunStatus.DONE for row in rows) and not result.error
     return Exit.OK if ok else Exit.FAILED
+
+
+class SweepProgress:
+    """One progress line for the whole sweep, not one per client: every client runs the same timed steps, so
+    the first client's progress is the sweep's. The others speak only when something goes wrong."""
+
+    def __init__(self, hosts: list[str], progress: RunProgress) -> None:
+        self.first = hosts[0]
+        self.label = f"{len(hosts)} clients" if len(hosts) > 1 else hosts[0]
+        self.progress = progress
+
+    def event(self, host: str, event: dict) -> None:
+        kind = event.get("type")
+        if host == self.first:
+            self.progress.event(self.label, event)
+        elif kind in ("warning", "error", "disconnected", "reconnected"):
+            self.progress.event(host, event)
+        elif kind == "done" and str(event.get("status") or "done") != "done":
+            self.progress.say(host, f"  {event.get('status')}")
 
 
 def _rows(result: SharedOutcome) -> list[dict[str, Any]]:

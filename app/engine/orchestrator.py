@@ -167,8 +167,7 @@ def execute_run(
 
     def begin() -> dict | None:
         try:
-            session.probe()
-            session.start()
+            session.start()   # its first command is timed: the limits of the later ones follow from it
         finally:
             turn.leave()   # started (or not): polling is cheap, the next host may begin
         _remember_remote_state(workbench, run_id, session)

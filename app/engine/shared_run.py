@@ -68,6 +68,11 @@ class SharedOutcome:
     total_run_id: int | None = None
     error: str = ""
     flags: list[str] = field(default_factory=list)           # how the clients opened their files, as they said
+    started: float | None = None                              # the planned start of the first step (workbench clock)
+    seconds: float = 0.0                                      # from that start to the end of the last step, as planned
+    step_seconds: float = 0.0                                 # each step's length
+    gap: float = 0.0                                          # seconds between two steps
+    planned_steps: int = 0
 
 
 def _steps(params: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -250,6 +255,11 @@ def run_shared(bench: Any, request: SharedRequest, control: RunControl | None = 
             thread.join()
         outcome.offsets = starter.offsets or outcome.offsets
         outcome.error = starter.error
+        outcome.started = starter.start
+        steps = _steps(per_host[0])
+        outcome.step_seconds, outcome.gap = float(per_host[0]["runtime"]), float(per_host[0]["gap"])
+        outcome.planned_steps = len(steps)
+        outcome.seconds = len(steps) * outcome.step_seconds + max(0, len(steps) - 1) * outcome.gap
     finally:
         for transport in clocks.values():
             transport.close()

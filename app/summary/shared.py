@@ -1,6 +1,8 @@
 """A shared-storage sweep as text: the clocks, each step's total with its clients and start spread, the knee."""
 from __future__ import annotations
 
+import time
+
 from app.engine.orchestrator import RunOutcome
 from app.engine.shared_run import SharedOutcome
 
@@ -22,6 +24,11 @@ def shared_text(result: SharedOutcome) -> str:
         else:
             state = f"failed (not stored): {outcome}"
         lines.append(f"  {host}: {where}; {state}")
+    if result.started is not None:
+        count = result.planned_steps
+        lines.append(f"  sweep: started {time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(result.started))}, "
+                     f"{count} step{'s' if count != 1 else ''} of {result.step_seconds:g} s, {result.gap:g} s apart: "
+                     f"{result.seconds:g} s in all")
     if result.steps:
         lines.append("  step                      total op/s   total MB/s   start spread        per client op/s")
     for step in result.steps:

@@ -264,7 +264,13 @@ class _Session:
                 reply = self._take_reply()
                 if reply is None:
                     break
-                self.reply(*reply)
+                try:
+                    self.reply(*reply)
+                except SmtpFailure as failure:
+                    if failure.fatal:
+                        raise
+                    # a refused message: the replies behind it in the buffer (a pipelined QUIT's) still count
+                    self.failed(failure)
             # edge-triggered readiness is reported once: a full read may have left more behind
             if self.sock is not sock or len(chunk) < READ_SIZE:
                 return

@@ -3,6 +3,8 @@ that watch or change one host say so."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 
@@ -55,7 +57,7 @@ def test_facts_of_a_group_go_on_past_a_failed_host(rack, capsys, monkeypatch) ->
     monkeypatch.setattr(Workbench, "gather_facts", gather)
     assert main(["host", "facts", "@rack3", "w3", "--json"]) == 1
     captured = capsys.readouterr()
-    assert asked == ["w1", "w2", "w3"]
+    assert sorted(asked) == ["w1", "w2", "w3"]
     assert json.loads(captured.out) == [
         {"host": "w1", "run_id": 7, "facts": {"cpu_model": "Xeon"}},
         {"host": "w2", "error": "192.0.2.10:22 refused the connection"},
@@ -65,6 +67,21 @@ def test_facts_of_a_group_go_on_past_a_failed_host(rack, capsys, monkeypatch) ->
     assert main(["host", "facts", "@rack3"]) == 1
     out = capsys.readouterr().out
     assert "# facts of w1 (stored as run 7)" in out and out.rstrip().endswith("failed: w2")
+
+
+def test_facts_of_a_group_are_gathered_at_once_and_said_in_order(rack, capsys, monkeypatch) -> None:
+    together = threading.Barrier(3, timeout=10)   # one after the other, the first would wait here alone
+
+    def gather(self, name, password=None, test_dir=None):
+        together.wait()
+        time.sleep({"w1": 0.3, "w2": 0.0, "w3": 0.1}[name])   # finishing in another order than named
+        return FactsOutcome(run_id=int(name[1]), host=name, facts={"cpu_model": "Xeon"})
+
+    monkeypatch.setattr(Workbench, "gather_facts", gather)
+    assert main(["host", "facts", "w3", "@rack3"]) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("# facts of")] == [
+        "# facts of w3 (stored as run 3)", "# facts of w1 (stored as run 1)", "# facts of w2 (stored as run 2)"]
 
 
 def test_facts_of_an_unknown_group_name_the_tags_in_use(rack, capsys) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,9 @@ def test_a_sweep_on_local_prints_totals_and_the_knee(cli_env, capsys, tmp_path: 
     lines = out.splitlines()
     assert lines[0].startswith("shared storage, 1 client host (runs tagged shared-")
     assert lines[1].startswith("  local: clock ") and " ms ± " in lines[1] and "done" in lines[1]
+    # when the sweep began and how long it lasted, as planned
+    assert re.fullmatch(r"  sweep: started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+, 2 steps of 2 s, 0\.5 s apart: "
+                        r"4\.5 s in all", lines[2]), lines[2]
     steps = [line for line in lines if line.startswith("  1 client x ")]
     assert [line.split()[3:5] for line in steps] == [["1", "thread"], ["2", "threads"]]
     assert any(line.startswith("  knee at ") or line.startswith("  no knee within the sweep") for line in lines)

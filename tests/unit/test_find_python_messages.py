@@ -53,3 +53,18 @@ def test_too_old(tmp_path: Path) -> None:
 
 def test_working() -> None:
     assert Path(find_python(LocalTransport())).name.startswith("python3")
+
+
+def test_a_wrapper_gives_way_to_the_interpreter_it_runs(tmp_path: Path) -> None:
+    # as pyenv's shim: a script that execs the real python3; the agent then starts without the detour
+    real = Path(find_python(LocalTransport()))
+    _fake_python(tmp_path, f'exec {real} "$@"\n')
+    assert find_python(LocalTransport(env={"PATH": str(tmp_path)})) == str(real)
+
+
+def test_a_wrapper_stays_when_its_interpreter_does_not_run_alone(tmp_path: Path) -> None:
+    # a wrapper that sets up what its interpreter needs (a library path, say): keep starting the wrapper
+    fake = _fake_python(tmp_path, "echo 3.11.4 /bin/false\n")
+    assert find_python(LocalTransport(env={"PATH": str(tmp_path)})) == str(fake)
+    fake = _fake_python(tmp_path, f"echo 3.11.4 {tmp_path}/gone/python3\n")
+    assert find_python(LocalTransport(env={"PATH": str(tmp_path)})) == str(fake)
