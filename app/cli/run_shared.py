@@ -81,7 +81,9 @@ def run_shared_command(bench: Workbench, args: argparse.Namespace, params: dict[
                                "mbps": s.mbps, "start_spread_s": s.start_spread,
                                "start_spread_uncertainty_s": s.spread_uncertainty,
                                "per_client_ops": {h: list(v) for h, v in s.per_client_ops.items()},
-                               "total_ops": list(s.total_ops)} for s in result.steps],
+                               "total_ops": list(s.total_ops),
+                               "busiest_client": ({"host": s.busiest[0], "cpu_share": round(s.busiest[1], 3)}
+                                                  if s.busiest else None)} for s in result.steps],
                     "knee": result.knee.step if result.knee else None,
                     "knee_text": result.knee.text if result.knee else "", "error": result.error})
     else:

@@ -286,8 +286,17 @@ def _client_steps(bench: Any, outcome: SharedOutcome) -> dict[str, list[ClientSt
             values = series.get(f"rate.{r.metric}")
             by_step.setdefault(str(r.metadata.get("step")), []).append(ClientStep(
                 host, tuple(values.values) if values else (), int(r.metadata.get("bs") or 0),
-                r.metadata.get("began_first"), float(r.metadata["planned"]), clock.offset, clock.uncertainty))
+                r.metadata.get("began_first"), float(r.metadata["planned"]), clock.offset, clock.uncertainty,
+                _cpu_busy(r.metadata)))
     return by_step
+
+
+def _cpu_busy(meta: Mapping[str, Any]) -> float | None:
+    """The share of the client's CPUs its agent kept busy in the step (user + system), as the agent measured."""
+    try:
+        return (float(meta["cpu_user"]) + float(meta["cpu_system"])) / max(1, int(meta["cpus"]))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], outcome: SharedOutcome,
@@ -349,7 +358,9 @@ def _total_figures(outcome: SharedOutcome, params: Mapping[str, Any],
         meta = {"step": step.name, "clients": step.clients, "threads": step.threads, "total": True,
                 "hosts": sorted(step.per_client_ops), "start_spread_s": step.start_spread,
                 "start_spread_uncertainty_s": step.spread_uncertainty, "late_s": step.late,
-                "bs": params["bs"], "rw": params["rw"], "flags": list(outcome.flags)}
+                "bs": params["bs"], "rw": params["rw"], "flags": list(outcome.flags),
+                "busiest_client": step.busiest[0] if step.busiest else None,
+                "busiest_cpu_share": round(step.busiest[1], 3) if step.busiest else None}
         results.append(ResultSample(TEST, f"{step.name}.ops", round(step.ops, 3), "op/s", meta,
                                     spread_of(list(step.total_ops), 1.0) if step.total_ops else None))
         results.append(ResultSample(TEST, f"{step.name}.mbps", round(step.mbps, 6), "MB/s", meta,

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 KNEE_THRESHOLD = 0.10
 
 
+CLIENT_BUSY = 0.8   # share of a client's CPUs busy with the test from which its own pace may set the total
+
+
 @dataclass(frozen=True)
 class ClientStep:
     """One client's figures of one step, as its agent reported them (host clock)."""
@@ -31,6 +34,7 @@ class ClientStep:
     planned: float                 # host clock
     offset: float                  # host clock minus ours
     uncertainty: float
+    cpu_busy: float | None = None  # share of the host's CPUs the test kept busy during the step (0-1)
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class StepTotal:
     start_spread: float | None                        # seconds, after offset correction
     spread_uncertainty: float
     late: float | None                                # the latest client's first request after the plan, s
+    busiest: tuple[str, float] | None = None          # the client whose CPUs the test kept busiest, and how busy
 
     @property
     def streams(self) -> int:
@@ -84,7 +89,15 @@ def step_total(name: str, clients: int, threads: int, members: Sequence[ClientSt
     spread, uncertainty, late = start_spread(members)
     mean = sum(total) / len(total) if total else 0.0
     mean_mb = sum(total_mb) / len(total_mb) if total_mb else 0.0
-    return StepTotal(name, clients, threads, per_client, total, total_mb, mean, mean_mb, spread, uncertainty, late)
+    busy = [(c.host, c.cpu_busy) for c in members if c.cpu_busy is not None]
+    busiest = max(busy, key=lambda pair: pair[1]) if busy else None
+    return StepTotal(name, clients, threads, per_client, total, total_mb, mean, mean_mb, spread, uncertainty, late,
+                     busiest)
+
+
+def client_bound(step: StepTotal) -> bool:
+    """A client's CPUs were nearly all busy with the test: the step's total may be the client's limit."""
+    return step.busiest is not None and step.busiest[1] >= CLIENT_BUSY
 
 
 def find_knee(steps: Sequence[StepTotal], threshold: float = KNEE_THRESHOLD) -> Knee:
@@ -98,9 +111,13 @@ def find_knee(steps: Sequence[StepTotal], threshold: float = KNEE_THRESHOLD) -> 
         best = max(fewer, key=lambda s: s.ops)
         if step.ops < best.ops * (1.0 + threshold):
             gain = (step.ops / best.ops - 1.0) * 100.0 if best.ops > 0 else 0.0
-            return Knee(step.name, f"knee at {_shape(step)}: {step.ops:.0f} op/s, {gain:+.0f} % against the best step "
-                                   f"with fewer clients or threads ({best.ops:.0f} op/s at {_shape(best)}): adding "
-                                   f"clients or threads raised the total by less than {threshold * 100:.0f} %")
+            text = (f"knee at {_shape(step)}: {step.ops:.0f} op/s, {gain:+.0f} % against the best step with fewer "
+                    f"clients or threads ({best.ops:.0f} op/s at {_shape(best)}): adding clients or threads raised "
+                    f"the total by less than {threshold * 100:.0f} %")
+            if client_bound(step) and step.busiest is not None:
+                text += (f"; but the test kept {step.busiest[0]}'s CPUs {step.busiest[1] * 100:.0f} % busy there, so "
+                         "the knee may be the clients' own limit, not the storage's: more client hosts would tell")
+            return Knee(step.name, text)
     return Knee(None, f"no knee within the sweep: every step that added clients or threads raised the total by "
                       f"at least {threshold * 100:.0f} %" if len(steps) > 1 else "no knee within the sweep (one step)")
 

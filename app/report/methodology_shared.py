@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.engine.shared_totals import CLIENT_BUSY
 from widgets.format import human_bytes
 
 SHARED_TEST = "shared-storage"
@@ -65,6 +66,13 @@ def shared_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[
         out.append("The workbench measured each client's clock offset over SSH and gave every client the same "
                    f"start instant: in every step the clients' first requests were within {widest.value:.1f} ms "
                    "of each other" + (f" (± {margin:.1f} ms)" if isinstance(margin, (int, float)) else "") + ".")
+    bound = [r for r in results if r.metric.endswith(".ops") and r.metadata.get("total")
+             and (r.metadata.get("busiest_cpu_share") or 0) >= CLIENT_BUSY]
+    for r in bound:
+        out.append(f"In the step of {r.metadata.get('clients')} client(s) x {r.metadata.get('threads')} thread(s) "
+                   f"the test kept {r.metadata.get('busiest_client')}'s CPUs "
+                   f"{r.metadata['busiest_cpu_share'] * 100:.0f} % busy: that step's total may be the client's limit, "
+                   "not the storage's.")
     knee = best.get("knee_text")
     if knee:
         out.append(f"{knee[:1].upper()}{knee[1:]}.")

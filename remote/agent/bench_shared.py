@@ -304,6 +304,7 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
                                     params["sync"], start_perf, params["runtime"], stop) for path in files]
     for worker in workers:
         worker.start()
+    cpu_before = os.times()
     try:
         for second in range(params["runtime"]):
             # a second is complete once it is over: the threads count into the next one by then
@@ -322,6 +323,7 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
             stop.set()
         for worker in workers:
             worker.join()
+    cpu_after = os.times()
     for worker in workers:
         if worker.error is not None:
             raise worker.error
@@ -331,6 +333,10 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
     out["began_first"] = round(min(began) + wall, 6) if began else None
     out["began_last"] = round(max(began) + wall, 6) if began else None
     out["planned"] = round(planned, 6)
+    # this client's CPU during the step, in cores: Python code runs one thread at a time, so user time near one
+    # core means the engine, not the storage, set the pace (the system time of the requests runs in parallel)
+    out["cpu_user"] = round((cpu_after[0] - cpu_before[0]) / params["runtime"], 3)
+    out["cpu_system"] = round((cpu_after[1] - cpu_before[1]) / params["runtime"], 3)
     return out
 
 
@@ -340,7 +346,8 @@ def _report(ctx: Any, step: Dict[str, Any], outcome: Dict[str, Any], meta: Dict[
     seconds = float(len(per_second)) or 1.0
     ops = sum(per_second)
     meta.update(planned=outcome["planned"], began_first=outcome["began_first"], began_last=outcome["began_last"],
-                ios=ops, seconds=seconds)
+                ios=ops, seconds=seconds, cpu_user=outcome.get("cpu_user"), cpu_system=outcome.get("cpu_system"),
+                cpus=os.cpu_count() or 1)
     name = step["name"]
     emit_result(ctx, "shared-storage", name + ".ops", round(ops / seconds, 3), UNITS["ops"], meta,
                 rates(per_second, TICK, outcome["planned"]))

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from app.engine.shared_totals import ClientStep, StepTotal, find_knee, start_spread, step_total, sum_per_second
+from app.engine.shared_run import SharedOutcome
+from app.engine.shared_totals import (
+    ClientStep,
+    StepTotal,
+    client_bound,
+    find_knee,
+    start_spread,
+    step_total,
+    sum_per_second,
+)
+from app.summary.shared import shared_text
 from remote.clock_offset import ClockSample, best_offset, measure_offset, parse_clock
 from remote.errors import RemoteCommandError
 from remote.local_transport import LocalTransport
@@ -111,3 +121,34 @@ def test_a_drop_is_a_knee_and_steady_growth_has_none() -> None:
     none = find_knee([_step(1, 1, 100), _step(2, 1, 200), _step(3, 1, 300)])
     assert none.step is None and none.text.startswith("no knee within the sweep")
     assert find_knee([_step(1, 1, 100)]).text == "no knee within the sweep (one step)"
+
+
+def test_a_client_whose_cpus_were_busy_is_named_beside_the_step_and_the_knee() -> None:
+    # the agent's CPU in the step, in cores, against the host's CPUs: 3.4 of 4 cores is 85 %, the limit may be its own
+    busy = ClientStep("a", (500.0, 520.0), 4096, 10.0, 10.0, 0.0, 0.0, cpu_busy=(1.1 + 2.3) / 4)
+    calm = ClientStep("b", (480.0, 500.0), 4096, 10.0, 10.0, 0.0, 0.0, cpu_busy=0.3)
+    step = step_total("c2t8", 2, 8, [busy, calm])
+    assert step.busiest == ("a", pytest.approx(0.85)) and client_bound(step)
+    assert not client_bound(step_total("c2t1", 2, 1, [calm, _client("c", 10.0, 10.0, 0.0, 0.0)]))
+    before = step_total("c1t8", 1, 8, [_client("a", 10.0, 10.0, 0.0, 0.0, (990.0, 1000.0))])
+    outcome = SharedOutcome("g", ("a", "b"), [None, None], steps=[before, step], knee=find_knee([before, step]))
+    text = shared_text(outcome)
+    assert "    note: the test kept a's CPUs 85 % busy: this step's total may be the client's limit" in text
+    assert text.count("note: the test kept") == 1
+    assert outcome.knee.step == "c2t8" and "the knee may be the clients' own limit, not the storage's" in text
+
+
+def test_the_methodology_names_a_step_whose_client_was_busy() -> None:
+    from app.report.methodology_shared import shared_sentences
+    from storage.records import ResultSample
+
+    def total(step: str, threads: int, share: float | None) -> ResultSample:
+        return ResultSample("shared-storage", f"{step}.ops", 900.0, "op/s",
+                            {"step": step, "clients": 2, "threads": threads, "total": True,
+                             "busiest_client": "a" if share else None, "busiest_cpu_share": share})
+
+    sentences = shared_sentences({"hosts": ["a", "b"], "clients": [2], "threads": [1, 8], "bs": 4096},
+                                 [total("c2t1", 1, 0.4), total("c2t8", 8, 0.92)])
+    busy = [s for s in sentences if "busy" in s]
+    assert busy == ["In the step of 2 client(s) x 8 thread(s) the test kept a's CPUs 92 % busy: that step's total "
+                    "may be the client's limit, not the storage's."]
