@@ -16,7 +16,8 @@ and fio with the same job (psync, --direct=1 --sync=1 for writes, one 1 MiB file
     fio --name=shared --directory=DIR --rw=RW --bs=B --size=1M --numjobs=T --thread --direct=1 [--sync=1]
         --ioengine=psync --time_based --runtime=S --group_reporting --output-format=json
 
-alternately, --rounds times each, and prints both op/s (the median of the rounds) and their ratio. fio
+alternately, --rounds times each, and prints both op/s (the median of the rounds), their ratio, and how busy
+Benchbay found the client's CPUs (from which it notes that a step's total may be the client's limit). fio
 cannot open a file O_DIRECT with a request that is not a multiple of the device's block size: bs=1 runs
 fio without --direct (the line says so) while Benchbay keeps O_DIRECT where the file system allows it.
 DIR must not be tmpfs (no O_DIRECT there); by default a temporary directory in the current one.
@@ -34,10 +35,15 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.engine.shared_totals import CLIENT_BUSY  # noqa: E402
+
 FILE_SIZE = "1M"
 
 
-def _benchbay(home: Path, directory: Path, rw: str, bs: int, threads: int, seconds: int) -> float:
+def _benchbay(home: Path, directory: Path, rw: str, bs: int, threads: int, seconds: int) -> tuple[float, float]:
+    """The step's total op/s, and how busy Benchbay found the client's CPUs (the share its note is based on)."""
     env = dict(os.environ, BENCHBAY_HOME=str(home), BENCHBAY_DB=f"sqlite:///{home / 'store.sqlite3'}")
     argv = [sys.executable, str(ROOT / "main.py"), "run", "local", "--test", "shared-storage", "--dir",
             str(directory), "--clients", "1", "--threads", str(threads), "--set", f"bs={bs}", "--set", f"rw={rw}",
@@ -45,8 +51,9 @@ def _benchbay(home: Path, directory: Path, rw: str, bs: int, threads: int, secon
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=seconds * 10 + 120)
     if done.returncode != 0:
         raise RuntimeError(f"benchbay failed ({done.returncode}): {done.stderr.strip()[-800:]}")
-    report = json.loads(done.stdout)
-    return float(report["steps"][0]["ops"])
+    step = json.loads(done.stdout)["steps"][0]
+    busiest = step.get("busiest_client") or {}
+    return float(step["ops"]), float(busiest.get("cpu_share") or 0.0)
 
 
 def _fio(directory: Path, rw: str, bs: int, threads: int, seconds: int) -> tuple[float, bool]:
@@ -85,19 +92,24 @@ def main() -> int:
         home.mkdir()
         print(f"# one client on this machine, {args.seconds} s per run, {args.rounds} rounds, in {directory}; "
               f"load before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-        print(f"{'rw':<6} {'bs':>5} {'threads':>7} {'benchbay op/s':>14} {'fio op/s':>10} {'ratio':>6}")
+        print(f"{'rw':<6} {'bs':>5} {'threads':>7} {'benchbay op/s':>14} {'fio op/s':>10} {'ratio':>6} "
+              f"{'client CPU':>10}  Benchbay's note")
         for rw in args.rw.split(","):
             for bs in (int(v) for v in args.bs.split(",")):
                 for threads in (int(v) for v in args.threads.split(",")):
-                    ours, theirs, direct = [], [], True
+                    ours, theirs, busy, direct = [], [], [], True
                     for _ in range(args.rounds):
-                        ours.append(_benchbay(home, directory, rw, bs, threads, args.seconds))
+                        ops, share = _benchbay(home, directory, rw, bs, threads, args.seconds)
+                        ours.append(ops)
+                        busy.append(share)
                         ops, direct = _fio(directory, rw, bs, threads, args.seconds)
                         theirs.append(ops)
                     a, b = statistics.median(ours), statistics.median(theirs)
+                    share = statistics.median(busy)
+                    flagged = "client may be the limit" if share >= CLIENT_BUSY else "-"
                     note = "" if direct else "  (fio without O_DIRECT: bs is not a multiple of 512)"
-                    print(f"{rw:<6} {bs:>5} {threads:>7} {a:>14.0f} {b:>10.0f} {a / b if b else float('nan'):>6.2f}"
-                          f"{note}", flush=True)
+                    print(f"{rw:<6} {bs:>5} {threads:>7} {a:>14.0f} {b:>10.0f} {a / b if b else float('nan'):>6.2f} "
+                          f"{share * 100:>9.0f}%  {flagged}{note}", flush=True)
         print(f"# load after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -292,11 +293,14 @@ def _client_steps(bench: Any, outcome: SharedOutcome) -> dict[str, list[ClientSt
 
 
 def _cpu_busy(meta: Mapping[str, Any]) -> float | None:
-    """The share of the client's CPUs its agent kept busy in the step (user + system), as the agent measured."""
-    try:
-        return (float(meta["cpu_user"]) + float(meta["cpu_system"])) / max(1, int(meta["cpus"]))
-    except (KeyError, TypeError, ValueError):
-        return None
+    """How busy the client's CPUs were in the step, as its agent measured: the whole host's share (/proc/stat,
+    the kernel's writeback included) or, where larger or alone, the agent's own (user + system per CPU)."""
+    shares = []
+    with contextlib.suppress(KeyError, TypeError, ValueError):
+        shares.append((float(meta["cpu_user"]) + float(meta["cpu_system"])) / max(1, int(meta["cpus"])))
+    if isinstance(meta.get("host_cpu_busy"), (int, float)):
+        shares.append(float(meta["host_cpu_busy"]))
+    return min(1.0, max(shares)) if shares else None
 
 
 def _store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], outcome: SharedOutcome,

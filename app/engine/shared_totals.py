@@ -20,7 +20,7 @@ from dataclasses import dataclass
 KNEE_THRESHOLD = 0.10
 
 
-CLIENT_BUSY = 0.8   # share of a client's CPUs busy with the test from which its own pace may set the total
+CLIENT_BUSY = 0.6   # share of a client's CPUs busy (whole host, or the test alone): the client may set the pace
 
 
 @dataclass(frozen=True)

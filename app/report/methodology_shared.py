@@ -54,7 +54,9 @@ def shared_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[
     where = f" in {params['test_dir']}" if params.get("test_dir") else ""
     out = [f"{who} {verb} their own files{where} together, in steps of {_list(clients)} clients × "
            f"{_list(threads)} threads each, with {_size(params.get('bs', 4096))} requests on files opened "
-           f"{_flags(params, list(said))}."]
+           f"{_flags(params, list(said))}.",
+           "Each client ran Benchbay's own I/O engine: a thread per file, one request at a time per thread, "
+           "and its CPU use measured in every step."]
     runtime, gap = params.get("runtime"), params.get("gap")
     if runtime is not None:
         out.append(f"Each step ran for {runtime:g} s" + (f", {gap:g} s after the one before" if gap else "")

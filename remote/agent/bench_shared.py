@@ -17,7 +17,7 @@ import os
 import re
 import threading
 import time
-from typing import Any, Dict, List, Optional  # noqa: F401 - List in a type comment
+from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - List in a type comment
 
 from . import shared_io
 from .common import emit_result, rates
@@ -304,7 +304,7 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
                                     params["sync"], start_perf, params["runtime"], stop) for path in files]
     for worker in workers:
         worker.start()
-    cpu_before = os.times()
+    cpu_before, host_before = os.times(), _host_cpu()
     try:
         for second in range(params["runtime"]):
             # a second is complete once it is over: the threads count into the next one by then
@@ -323,7 +323,7 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
             stop.set()
         for worker in workers:
             worker.join()
-    cpu_after = os.times()
+    cpu_after, host_after = os.times(), _host_cpu()
     for worker in workers:
         if worker.error is not None:
             raise worker.error
@@ -337,7 +337,23 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
     # core means the engine, not the storage, set the pace (the system time of the requests runs in parallel)
     out["cpu_user"] = round((cpu_after[0] - cpu_before[0]) / params["runtime"], 3)
     out["cpu_system"] = round((cpu_after[1] - cpu_before[1]) / params["runtime"], 3)
+    # and the whole host's (the kernel's writeback threads too): busy share of all its CPUs, None without /proc
+    if host_before is not None and host_after is not None and host_after[1] > host_before[1]:
+        out["host_cpu_busy"] = round((host_after[0] - host_before[0]) / (host_after[1] - host_before[1]), 3)
     return out
+
+
+def _host_cpu() -> Optional[Tuple[int, int]]:
+    """(busy, total) jiffies of all CPUs from /proc/stat's first line; idle and iowait are not busy."""
+    try:
+        with open("/proc/stat") as handle:
+            fields = [int(v) for v in handle.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    total = sum(fields)
+    return total - fields[3] - fields[4], total
 
 
 def _report(ctx: Any, step: Dict[str, Any], outcome: Dict[str, Any], meta: Dict[str, Any],
@@ -347,7 +363,7 @@ def _report(ctx: Any, step: Dict[str, Any], outcome: Dict[str, Any], meta: Dict[
     ops = sum(per_second)
     meta.update(planned=outcome["planned"], began_first=outcome["began_first"], began_last=outcome["began_last"],
                 ios=ops, seconds=seconds, cpu_user=outcome.get("cpu_user"), cpu_system=outcome.get("cpu_system"),
-                cpus=os.cpu_count() or 1)
+                cpus=os.cpu_count() or 1, host_cpu_busy=outcome.get("host_cpu_busy"))
     name = step["name"]
     emit_result(ctx, "shared-storage", name + ".ops", round(ops / seconds, 3), UNITS["ops"], meta,
                 rates(per_second, TICK, outcome["planned"]))

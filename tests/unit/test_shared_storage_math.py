@@ -152,3 +152,11 @@ def test_the_methodology_names_a_step_whose_client_was_busy() -> None:
     busy = [s for s in sentences if "busy" in s]
     assert busy == ["In the step of 2 client(s) x 8 thread(s) the test kept a's CPUs 92 % busy: that step's total "
                     "may be the client's limit, not the storage's."]
+
+
+def test_how_busy_a_client_was_takes_the_whole_host_or_the_test_alone_whichever_is_more() -> None:
+    from app.engine.shared_run import _cpu_busy
+    # the test's own CPU is small next to the kernel's writeback threads of O_SYNC writes: the host's share counts
+    assert _cpu_busy({"cpu_user": 0.1, "cpu_system": 0.2, "cpus": 4, "host_cpu_busy": 0.75}) == pytest.approx(0.75)
+    assert _cpu_busy({"cpu_user": 0.4, "cpu_system": 1.3, "cpus": 2}) == pytest.approx(0.85)   # an older agent
+    assert _cpu_busy({"cpu_user": "?", "cpus": 2}) is None and _cpu_busy({}) is None
