@@ -261,7 +261,8 @@ def _untrust(bench: Workbench, args: argparse.Namespace) -> int:
 
 def _facts(bench: Workbench, args: argparse.Namespace) -> int:
     """Facts of each host named (@TAG: each host of the group), several at once; a host that fails is said on
-    stderr and the others go on; one that needs a password or an unknown key's approval asks at the end."""
+    stderr and the others go on; one that needs a password or an unknown key's approval asks when its turn to be
+    said comes."""
     names = expand_hosts(bench, args.names)
     password = None
     if args.password_stdin:
@@ -279,28 +280,27 @@ def _facts(bench: Workbench, args: argparse.Namespace) -> int:
         try:
             return bench.gather_facts(name, password=password, test_dir=args.test_dir)
         except (PasswordRequired, UnknownHostKey) as exc:
-            return exc   # asked for at the terminal, in order, once the others are done
+            return exc   # asked for at the terminal when its turn to be said comes
         except USER_ERRORS as exc:
             return exc
 
     # FACTS_AT_ONCE hosts at a time, each said in the order named as soon as it and those before it are done
     with ThreadPoolExecutor(min(FACTS_AT_ONCE, len(names)), thread_name_prefix="facts") as pool:
-        attempts = list(zip(names, pool.map(attempt, names), strict=True))
-    for name, outcome in attempts:
-        if isinstance(outcome, (PasswordRequired, UnknownHostKey)) and interactive():
-            try:
-                outcome = _facts_of(bench, name, password, args.test_dir)
-            except USER_ERRORS as exc:
-                outcome = exc
-        if isinstance(outcome, BaseException):
-            print(f"benchbay: {name}: {outcome}", file=sys.stderr, flush=True)
-            results.append({"host": name, "error": str(outcome)})
-            continue
-        results.append({"host": outcome.host, "run_id": outcome.run_id, "facts": outcome.facts})
-        if not args.json:
-            _print_facts(outcome)
-            print()
-            sys.stdout.flush()
+        for name, outcome in zip(names, pool.map(attempt, names), strict=True):
+            if isinstance(outcome, (PasswordRequired, UnknownHostKey)) and interactive():
+                try:   # at the terminal, from this thread only: one question at a time
+                    outcome = _facts_of(bench, name, password, args.test_dir)
+                except USER_ERRORS as exc:
+                    outcome = exc
+            if isinstance(outcome, BaseException):
+                print(f"benchbay: {name}: {outcome}", file=sys.stderr, flush=True)
+                results.append({"host": name, "error": str(outcome)})
+                continue
+            results.append({"host": outcome.host, "run_id": outcome.run_id, "facts": outcome.facts})
+            if not args.json:
+                _print_facts(outcome)
+                print()
+                sys.stdout.flush()
     failed = [r["host"] for r in results if "error" in r]
     if args.json:
         print_json(results)
