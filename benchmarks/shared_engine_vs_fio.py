@@ -16,8 +16,8 @@ and fio with the same job (psync, --direct=1 --sync=1 for writes, one 1 MiB file
     fio --name=shared --directory=DIR --rw=RW --bs=B --size=1M --numjobs=T --thread --direct=1 [--sync=1]
         --ioengine=psync --time_based --runtime=S --group_reporting --output-format=json
 
-alternately, --rounds times each, and prints both op/s (the median of the rounds), their ratio, and how busy
-Benchbay found the client's CPUs (from which it notes that a step's total may be the client's limit). fio
+alternately, --rounds times each, and prints both op/s (the median of the rounds), their ratio, how busy
+Benchbay found the client's CPUs, and whether it noted that the step's total may be the client's limit. fio
 cannot open a file O_DIRECT with a request that is not a multiple of the device's block size: bs=1 runs
 fio without --direct (the line says so) while Benchbay keeps O_DIRECT where the file system allows it.
 DIR must not be tmpfs (no O_DIRECT there); by default a temporary directory in the current one.
@@ -35,15 +35,13 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from app.engine.shared_totals import CLIENT_BUSY  # noqa: E402
-
 FILE_SIZE = "1M"
 
 
-def _benchbay(home: Path, directory: Path, rw: str, bs: int, threads: int, seconds: int) -> tuple[float, float]:
-    """The step's total op/s, and how busy Benchbay found the client's CPUs (the share its note is based on)."""
+def _benchbay(home: Path, directory: Path, rw: str, bs: int, threads: int,
+              seconds: int) -> tuple[float, float, bool]:
+    """The step's total op/s, how busy Benchbay found the client's CPUs, and whether it noted that the total may
+    be the client's limit (busy CPUs, or the engine near its own ceiling on the host)."""
     env = dict(os.environ, BENCHBAY_HOME=str(home), BENCHBAY_DB=f"sqlite:///{home / 'store.sqlite3'}")
     argv = [sys.executable, str(ROOT / "main.py"), "run", "local", "--test", "shared-storage", "--dir",
             str(directory), "--clients", "1", "--threads", str(threads), "--set", f"bs={bs}", "--set", f"rw={rw}",
@@ -53,7 +51,7 @@ def _benchbay(home: Path, directory: Path, rw: str, bs: int, threads: int, secon
         raise RuntimeError(f"benchbay failed ({done.returncode}): {done.stderr.strip()[-800:]}")
     step = json.loads(done.stdout)["steps"][0]
     busiest = step.get("busiest_client") or {}
-    return float(step["ops"]), float(busiest.get("cpu_share") or 0.0)
+    return float(step["ops"]), float(busiest.get("cpu_share") or 0.0), bool(step.get("client_limit"))
 
 
 def _fio(directory: Path, rw: str, bs: int, threads: int, seconds: int) -> tuple[float, bool]:
@@ -97,16 +95,17 @@ def main() -> int:
         for rw in args.rw.split(","):
             for bs in (int(v) for v in args.bs.split(",")):
                 for threads in (int(v) for v in args.threads.split(",")):
-                    ours, theirs, busy, direct = [], [], [], True
+                    ours, theirs, busy, noted, direct = [], [], [], [], True
                     for _ in range(args.rounds):
-                        ops, share = _benchbay(home, directory, rw, bs, threads, args.seconds)
+                        ops, share, said = _benchbay(home, directory, rw, bs, threads, args.seconds)
                         ours.append(ops)
                         busy.append(share)
+                        noted.append(said)
                         ops, direct = _fio(directory, rw, bs, threads, args.seconds)
                         theirs.append(ops)
                     a, b = statistics.median(ours), statistics.median(theirs)
                     share = statistics.median(busy)
-                    flagged = "client may be the limit" if share >= CLIENT_BUSY else "-"
+                    flagged = f"client may be the limit ({sum(noted)} of {len(noted)})" if any(noted) else "-"
                     note = "" if direct else "  (fio without O_DIRECT: bs is not a multiple of 512)"
                     print(f"{rw:<6} {bs:>5} {threads:>7} {a:>14.0f} {b:>10.0f} {a / b if b else float('nan'):>6.2f} "
                           f"{share * 100:>9.0f}%  {flagged}{note}", flush=True)

@@ -14,6 +14,7 @@ from app.cli.monitor import ask_password, cancel_on_interrupt, check_interval, c
 from app.cli.run_progress import RunProgress
 from app.engine.orchestrator import RunControl, RunOutcome, RunRequestError
 from app.engine.shared_run import TEST, SharedOutcome, SharedRequest, default_clients, plan, run_shared
+from app.engine.shared_totals import client_bound, client_limit_text
 from app.summary.shared import shared_text
 from app.workbench import Workbench
 from storage.records import RunStatus
@@ -83,7 +84,9 @@ def run_shared_command(bench: Workbench, args: argparse.Namespace, params: dict[
                                "per_client_ops": {h: list(v) for h, v in s.per_client_ops.items()},
                                "total_ops": list(s.total_ops),
                                "busiest_client": ({"host": s.busiest[0], "cpu_share": round(s.busiest[1], 3)}
-                                                  if s.busiest else None)} for s in result.steps],
+                                                  if s.busiest else None),
+                               "client_limit": client_limit_text(s) if client_bound(s) else ""}
+                              for s in result.steps],
                     "knee": result.knee.step if result.knee else None,
                     "knee_text": result.knee.text if result.knee else "", "error": result.error})
     else:

@@ -30,7 +30,15 @@ from app.engine.orchestrator import (
     RunRequestError,
     SampleCallback,
 )
-from app.engine.shared_totals import ClientStep, Knee, StepTotal, find_knee, step_total
+from app.engine.shared_totals import (
+    ClientStep,
+    Knee,
+    StepTotal,
+    client_bound,
+    client_limit_text,
+    find_knee,
+    step_total,
+)
 from app.errors import USER_ERRORS, AppError
 from remote.agent import benches
 from remote.clock_offset import ClockOffset, measure_offset
@@ -288,8 +296,12 @@ def _client_steps(bench: Any, outcome: SharedOutcome) -> dict[str, list[ClientSt
             by_step.setdefault(str(r.metadata.get("step")), []).append(ClientStep(
                 host, tuple(values.values) if values else (), int(r.metadata.get("bs") or 0),
                 r.metadata.get("began_first"), float(r.metadata["planned"]), clock.offset, clock.uncertainty,
-                _cpu_busy(r.metadata)))
+                _cpu_busy(r.metadata), _number(r.metadata.get("engine_ceiling"))))
     return by_step
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
 def _cpu_busy(meta: Mapping[str, Any]) -> float | None:
@@ -364,7 +376,8 @@ def _total_figures(outcome: SharedOutcome, params: Mapping[str, Any],
                 "start_spread_uncertainty_s": step.spread_uncertainty, "late_s": step.late,
                 "bs": params["bs"], "rw": params["rw"], "flags": list(outcome.flags),
                 "busiest_client": step.busiest[0] if step.busiest else None,
-                "busiest_cpu_share": round(step.busiest[1], 3) if step.busiest else None}
+                "busiest_cpu_share": round(step.busiest[1], 3) if step.busiest else None,
+                "client_limit": client_limit_text(step) if client_bound(step) else ""}
         results.append(ResultSample(TEST, f"{step.name}.ops", round(step.ops, 3), "op/s", meta,
                                     spread_of(list(step.total_ops), 1.0) if step.total_ops else None))
         results.append(ResultSample(TEST, f"{step.name}.mbps", round(step.mbps, 6), "MB/s", meta,

@@ -21,6 +21,7 @@ KNEE_THRESHOLD = 0.10
 
 
 CLIENT_BUSY = 0.6   # share of a client's CPUs busy (whole host, or the test alone): the client may set the pace
+NEAR_CEILING = 0.5  # a client's op/s over its engine's own ceiling there: half of each request's time is the engine's
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class ClientStep:
     offset: float                  # host clock minus ours
     uncertainty: float
     cpu_busy: float | None = None  # share of the host's CPUs the test kept busy during the step (0-1)
+    engine_ceiling: float | None = None   # op/s its engine reaches there with as many threads, storage left out
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class StepTotal:
     spread_uncertainty: float
     late: float | None                                # the latest client's first request after the plan, s
     busiest: tuple[str, float] | None = None          # the client whose CPUs the test kept busiest, and how busy
+    nearest_ceiling: tuple[str, float, float] | None = None   # (client, its op/s / its engine's ceiling, ceiling)
 
     @property
     def streams(self) -> int:
@@ -91,13 +94,31 @@ def step_total(name: str, clients: int, threads: int, members: Sequence[ClientSt
     mean_mb = sum(total_mb) / len(total_mb) if total_mb else 0.0
     busy = [(c.host, c.cpu_busy) for c in members if c.cpu_busy is not None]
     busiest = max(busy, key=lambda pair: pair[1]) if busy else None
+    near = [(c.host, (sum(c.ops_per_second) / len(c.ops_per_second)) / c.engine_ceiling, c.engine_ceiling)
+            for c in members if c.engine_ceiling and c.ops_per_second]
+    nearest = max(near, key=lambda item: item[1]) if near else None
     return StepTotal(name, clients, threads, per_client, total, total_mb, mean, mean_mb, spread, uncertainty, late,
-                     busiest)
+                     busiest, nearest)
 
 
 def client_bound(step: StepTotal) -> bool:
-    """A client's CPUs were nearly all busy with the test: the step's total may be the client's limit."""
-    return step.busiest is not None and step.busiest[1] >= CLIENT_BUSY
+    """A client's CPUs were mostly busy with the test, or its engine ran close to what it can do at all on that
+    host: the step's total may be the client's limit."""
+    busy = step.busiest is not None and step.busiest[1] >= CLIENT_BUSY
+    return busy or (step.nearest_ceiling is not None and step.nearest_ceiling[1] >= NEAR_CEILING)
+
+
+def client_limit_text(step: StepTotal) -> str:
+    """Why the step's total may be the client's limit ("" when nothing says so)."""
+    reasons = []
+    if step.nearest_ceiling is not None and step.nearest_ceiling[1] >= NEAR_CEILING:
+        host, share, ceiling = step.nearest_ceiling
+        reasons.append(f"{host}'s engine ran at {share * 100:.0f} % of what it reaches on that host with "
+                       f"{step.threads} thread{'s' if step.threads != 1 else ''} and no storage at all "
+                       f"({ceiling:,.0f} op/s)")
+    if step.busiest is not None and step.busiest[1] >= CLIENT_BUSY:
+        reasons.append(f"the test kept {step.busiest[0]}'s CPUs {step.busiest[1] * 100:.0f} % busy")
+    return " and ".join(reasons)
 
 
 def find_knee(steps: Sequence[StepTotal], threshold: float = KNEE_THRESHOLD) -> Knee:
@@ -114,9 +135,9 @@ def find_knee(steps: Sequence[StepTotal], threshold: float = KNEE_THRESHOLD) -> 
             text = (f"knee at {_shape(step)}: {step.ops:.0f} op/s, {gain:+.0f} % against the best step with fewer "
                     f"clients or threads ({best.ops:.0f} op/s at {_shape(best)}): adding clients or threads raised "
                     f"the total by less than {threshold * 100:.0f} %")
-            if client_bound(step) and step.busiest is not None:
-                text += (f"; but the test kept {step.busiest[0]}'s CPUs {step.busiest[1] * 100:.0f} % busy there, so "
-                         "the knee may be the clients' own limit, not the storage's: more client hosts would tell")
+            if client_bound(step):
+                text += (f"; but there {client_limit_text(step)}, so the knee may be the clients' own limit, not the "
+                         "storage's: more client hosts would tell")
             return Knee(step.name, text)
     return Knee(None, f"no knee within the sweep: every step that added clients or threads raised the total by "
                       f"at least {threshold * 100:.0f} %" if len(steps) > 1 else "no knee within the sweep (one step)")

@@ -55,8 +55,10 @@ def shared_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[
     out = [f"{who} {verb} their own files{where} together, in steps of {_list(clients)} clients × "
            f"{_list(threads)} threads each, with {_size(params.get('bs', 4096))} requests on files opened "
            f"{_flags(params, list(said))}.",
-           "Each client ran Benchbay's own I/O engine: a thread per file, one request at a time per thread, "
-           "and its CPU use measured in every step."]
+           "Each client ran Benchbay's own I/O engine: a thread per file, one request at a time per thread; "
+           "before the sweep each client measured what that engine reaches with no storage at all (requests to "
+           "/dev/null or from /dev/zero), and in every step how busy its CPUs were, to tell a client's limit from "
+           "the storage's."]
     runtime, gap = params.get("runtime"), params.get("gap")
     if runtime is not None:
         out.append(f"Each step ran for {runtime:g} s" + (f", {gap:g} s after the one before" if gap else "")
@@ -68,13 +70,15 @@ def shared_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[
         out.append("The workbench measured each client's clock offset over SSH and gave every client the same "
                    f"start instant: in every step the clients' first requests were within {widest.value:.1f} ms "
                    "of each other" + (f" (± {margin:.1f} ms)" if isinstance(margin, (int, float)) else "") + ".")
-    bound = [r for r in results if r.metric.endswith(".ops") and r.metadata.get("total")
-             and (r.metadata.get("busiest_cpu_share") or 0) >= CLIENT_BUSY]
-    for r in bound:
-        out.append(f"In the step of {r.metadata.get('clients')} client(s) x {r.metadata.get('threads')} thread(s) "
-                   f"the test kept {r.metadata.get('busiest_client')}'s CPUs "
-                   f"{r.metadata['busiest_cpu_share'] * 100:.0f} % busy: that step's total may be the client's limit, "
-                   "not the storage's.")
+    for r in results:
+        limit = r.metadata.get("client_limit") if r.metric.endswith(".ops") and r.metadata.get("total") else ""
+        if not limit and r.metric.endswith(".ops") and r.metadata.get("total") \
+                and (r.metadata.get("busiest_cpu_share") or 0) >= CLIENT_BUSY:   # stored before client_limit
+            limit = f"the test kept {r.metadata.get('busiest_client')}'s CPUs " \
+                    f"{r.metadata['busiest_cpu_share'] * 100:.0f} % busy"
+        if limit:
+            out.append(f"In the step of {r.metadata.get('clients')} client(s) x {r.metadata.get('threads')} "
+                       f"thread(s) {limit}: that step's total may be the client's limit, not the storage's.")
     knee = best.get("knee_text")
     if knee:
         out.append(f"{knee[:1].upper()}{knee[1:]}.")

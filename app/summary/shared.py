@@ -5,19 +5,13 @@ import time
 
 from app.engine.orchestrator import RunOutcome
 from app.engine.shared_run import SharedOutcome
-from app.engine.shared_totals import client_bound
+from app.engine.shared_totals import client_bound, client_limit_text
 
 LATE_NOTE_S = 0.05   # seconds: a client later than this after the planned start is named
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms"
-
-
-def busy_text(busiest: tuple[str, float]) -> str:
-    host, share = busiest
-    return (f"the test kept {host}'s CPUs {share * 100:.0f} % busy: this step's total may be the client's limit, "
-            "not the storage's")
 
 
 def shared_text(result: SharedOutcome) -> str:
@@ -47,8 +41,9 @@ def shared_text(result: SharedOutcome) -> str:
         lines.append(f"  {shape:<24}  {step.ops:>10.1f}   {step.mbps:>10.3f}   {spread:<18}  {clients}")
         if step.late is not None and step.late > LATE_NOTE_S:   # its first seconds read low
             lines.append(f"    note: a client began {_ms(step.late)} after the planned start")
-        if client_bound(step) and step.busiest is not None:
-            lines.append(f"    note: {busy_text(step.busiest)}")
+        if client_bound(step):
+            lines.append(f"    note: {client_limit_text(step)}: this step's total may be the client's limit, "
+                         "not the storage's")
     if result.knee is not None:
         lines.append(f"  {result.knee.text}")
     if result.total_run_id is not None:

@@ -28,6 +28,7 @@ RW = ("write", "read")
 NAME_CHARS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 GO_FILE = "go"
 TICK = 1.0                 # seconds: the rates' interval and the live ticks'
+CALIBRATION_S = 0.5        # seconds the engine runs against /dev/null per thread count, to know its own ceiling
 PARAMS = (
     {"name": "test_dir", "kind": "path", "default": ""},
     {"name": "rw", "kind": "choice", "default": "write", "choices": RW},
@@ -253,8 +254,9 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
     place = _place(ctx, params)
     todo = steps(params)
     files = [os.path.join(place["dir"], "t{:03d}.dat".format(i)) for i in range(place["threads"])]
-    ctx.emit("plan", phases=[{"phase": "prepare", "label": "Preparing the client's files", "seconds": 2.0,
-                              "timed": False}]
+    calibration = CALIBRATION_S * len({s["threads"] for s in todo if s["active"]})
+    ctx.emit("plan", phases=[{"phase": "prepare", "label": "Preparing the client's files",
+                              "seconds": 2.0 + calibration, "timed": False}]
              + [{"phase": s["name"], "label": _label(s), "seconds": params["runtime"] + params["gap"],
                  "timed": True} for s in todo])
     with ctx.phase("prepare", "Preparing the client's files"):
@@ -262,6 +264,7 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
             shared_io.prepare_file(path, params["file_size"])
             ctx.check()
         direct = _choose_direct(ctx, params, place, files[0])
+        ceilings = _engine_ceilings(ctx, params, sorted({s["threads"] for s in todo if s["active"]}))
     start_at = _wait_for_go(ctx, params, place)
     writing = params["rw"] == "write"
     common = {"test_dir": place["test_dir"], "fstype": place["fstype"], "client": params["client_name"],
@@ -278,7 +281,33 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
                 continue
             outcome = _run_step(ctx, params, step, files[:step["threads"]], planned, direct["direct"])
         _report(ctx, step, outcome, dict(common, step=step["name"], clients=step["clients"],
-                                         threads=step["threads"]), params)
+                                         threads=step["threads"], engine_ceiling=ceilings.get(step["threads"])),
+                params)
+
+
+def _engine_ceiling(params: Dict[str, Any], threads: int) -> Optional[float]:
+    """op/s this engine reaches on this host with `threads` threads when no storage is involved (requests to
+    /dev/null, or from /dev/zero): the client's own ceiling. A step near it measured the client, not the storage."""
+    writing = params["rw"] == "write"
+    stop = threading.Event()
+    start = time.perf_counter() + 0.01
+    workers = [shared_io.StepWorker("/dev/null" if writing else "/dev/zero", params["bs"], params["bs"], writing,
+                                    False, False, start, CALIBRATION_S, stop) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if any(worker.error is not None for worker in workers):
+        return None
+    return round(sum(sum(worker.per_second) for worker in workers) / CALIBRATION_S, 1)
+
+
+def _engine_ceilings(ctx: Any, params: Dict[str, Any], thread_counts: List[int]) -> Dict[int, Optional[float]]:
+    ceilings = {}  # type: Dict[int, Optional[float]]
+    for threads in thread_counts:
+        ctx.check()
+        ceilings[threads] = _engine_ceiling(params, threads)
+    return ceilings
 
 
 def _label(step: Dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from app.engine.shared_totals import (
     ClientStep,
     StepTotal,
     client_bound,
+    client_limit_text,
     find_knee,
     start_spread,
     step_total,
@@ -149,7 +150,7 @@ def test_the_methodology_names_a_step_whose_client_was_busy() -> None:
 
     sentences = shared_sentences({"hosts": ["a", "b"], "clients": [2], "threads": [1, 8], "bs": 4096},
                                  [total("c2t1", 1, 0.4), total("c2t8", 8, 0.92)])
-    busy = [s for s in sentences if "busy" in s]
+    busy = [s for s in sentences if s.startswith("In the step of")]
     assert busy == ["In the step of 2 client(s) x 8 thread(s) the test kept a's CPUs 92 % busy: that step's total "
                     "may be the client's limit, not the storage's."]
 
@@ -160,3 +161,21 @@ def test_how_busy_a_client_was_takes_the_whole_host_or_the_test_alone_whichever_
     assert _cpu_busy({"cpu_user": 0.1, "cpu_system": 0.2, "cpus": 4, "host_cpu_busy": 0.75}) == pytest.approx(0.75)
     assert _cpu_busy({"cpu_user": 0.4, "cpu_system": 1.3, "cpus": 2}) == pytest.approx(0.85)   # an older agent
     assert _cpu_busy({"cpu_user": "?", "cpus": 2}) is None and _cpu_busy({}) is None
+
+
+def test_a_client_near_its_engines_own_ceiling_is_named_whatever_its_cpus_did() -> None:
+    # cached reads on a many-core client: the host was idle, but the engine could not have gone much faster
+    near = ClientStep("a", (600.0, 700.0), 1, 10.0, 10.0, 0.0, 0.0, cpu_busy=0.05, engine_ceiling=1000.0)
+    far = ClientStep("b", (100.0, 100.0), 1, 10.0, 10.0, 0.0, 0.0, cpu_busy=0.05, engine_ceiling=1000.0)
+    step = step_total("c2t4", 2, 4, [near, far])
+    assert step.nearest_ceiling == ("a", pytest.approx(0.65), 1000.0) and client_bound(step)
+    assert client_limit_text(step) == ("a's engine ran at 65 % of what it reaches on that host with 4 threads and "
+                                       "no storage at all (1,000 op/s)")
+    assert not client_bound(step_total("c1t4", 1, 4, [far]))
+
+
+def test_the_engines_own_ceiling_is_measured_without_storage() -> None:
+    from remote.agent.bench_shared import _engine_ceiling
+    for rw in ("write", "read"):
+        one, four = (_engine_ceiling({"rw": rw, "bs": 4096}, threads) for threads in (1, 4))
+        assert one and one > 1000 and four and four > 1000, (rw, one, four)
