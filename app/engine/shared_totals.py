@@ -115,7 +115,7 @@ def client_limit_text(step: StepTotal) -> str:
         host, share, ceiling = step.nearest_ceiling
         reasons.append(f"{host}'s engine ran at {share * 100:.0f} % of what it reaches on that host with "
                        f"{step.threads} thread{'s' if step.threads != 1 else ''} and no storage at all "
-                       f"({ceiling:,.0f} op/s)")
+                       f"({ceiling:.0f} op/s)")
     if step.busiest is not None and step.busiest[1] >= CLIENT_BUSY:
         reasons.append(f"the test kept {step.busiest[0]}'s CPUs {step.busiest[1] * 100:.0f} % busy")
     return " and ".join(reasons)

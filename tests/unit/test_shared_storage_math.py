@@ -170,7 +170,7 @@ def test_a_client_near_its_engines_own_ceiling_is_named_whatever_its_cpus_did() 
     step = step_total("c2t4", 2, 4, [near, far])
     assert step.nearest_ceiling == ("a", pytest.approx(0.65), 1000.0) and client_bound(step)
     assert client_limit_text(step) == ("a's engine ran at 65 % of what it reaches on that host with 4 threads and "
-                                       "no storage at all (1,000 op/s)")
+                                       "no storage at all (1000 op/s)")
     assert not client_bound(step_total("c1t4", 1, 4, [far]))
 
 
