@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,25 +20,15 @@ sys.path.insert(0, str(ROOT))
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from remote.telemetry.sample import TelemetrySample  # noqa: E402
 from widgets.dashboard import Dashboard  # noqa: E402
 
 
-@dataclass
-class Sample:
-    t: float
-    interval: float
-    cpu: dict
-    disks: dict
-    load: tuple = (0.5, 0.4, 0.3)
-    tasks: dict = field(default_factory=dict)
-    mem: dict = field(default_factory=dict)
-    psi: dict = field(default_factory=dict)
-
-
-def _sample(t: float, i: int) -> Sample:
+def _sample(t: float, i: int) -> TelemetrySample:
     util = float(i % 100)
-    return Sample(t, 1.0, {"user": 10.0, "system": 5.0, "iowait": 1.0, "idle": 84.0},
-                  {"sda": {"util": util, "r/s": util * 10, "w/s": 3.0, "rkB/s": 400.0, "wkB/s": 40.0}})
+    return TelemetrySample(t, 1.0, cpu={"user": 10.0, "system": 5.0, "iowait": 1.0, "idle": 84.0},
+                           load=(0.5, 0.4, 0.3),
+                           disks={"sda": {"util": util, "r/s": util * 10, "w/s": 3.0, "rkB/s": 400.0, "wkB/s": 40.0}})
 
 
 def _settle(app: QApplication, board: Dashboard) -> float:

@@ -17,7 +17,6 @@ import math
 import random
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +26,7 @@ from PySide6.QtCore import QPoint  # noqa: E402
 from PySide6.QtGui import QPixmap, QRegion  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from remote.telemetry.sample import TelemetrySample  # noqa: E402
 from widgets.host_overview import ROW_HEIGHT, HostOverview  # noqa: E402
 from widgets.host_series import HostSeries  # noqa: E402
 
@@ -34,24 +34,13 @@ PAINTS_PER_SECOND = 4     # the overview's paint timer (PAINT_MS = 250)
 HISTORY_S = 300           # samples each host has before the timing starts
 
 
-@dataclass
-class Sample:
-    t: float
-    interval: float
-    cpu: dict
-    disks: dict
-    load: tuple = (0.0, 0.0, 0.0)
-    tasks: dict = field(default_factory=dict)
-    mem: dict = field(default_factory=dict)
-    psi: dict = field(default_factory=dict)
-
-
-def _sample(t: float, phase: float, level: float) -> Sample:
+def _sample(t: float, phase: float, level: float) -> TelemetrySample:
     util = max(0.0, min(100.0, level + 30 * math.sin(t / 9 + phase) + random.random() * 8))
     busy = max(0.0, min(100.0, level / 2 + random.random() * 20))
     disks = {"sda": {"util": util, "r/s": util * 40, "w/s": util * 7, "rkB/s": util * 900, "wkB/s": util * 200},
              "sdb": {"util": util / 3, "r/s": util, "w/s": 1.0, "rkB/s": 10.0, "wkB/s": 10.0}}
-    return Sample(t, 1.0, {"user": busy * 0.7, "system": busy * 0.3, "iowait": 2.0, "idle": 100 - busy - 2}, disks)
+    return TelemetrySample(t, 1.0, cpu={"user": busy * 0.7, "system": busy * 0.3, "iowait": 2.0,
+                                        "idle": 100 - busy - 2}, disks=disks)
 
 
 def _percentile(values: list[float], p: float) -> float:

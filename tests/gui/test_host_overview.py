@@ -1,24 +1,11 @@
 """The many-hosts overview: one row per host, the worst on top, a click opens the host, cheap redraws."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from PySide6.QtCore import QPoint, Qt
 
+from remote.telemetry.sample import TelemetrySample
 from widgets.host_overview import ROW_HEIGHT, HostOverview, worst_first
 from widgets.host_series import HostSeries
-
-
-@dataclass
-class Point:
-    t: float
-    interval: float
-    cpu: dict
-    disks: dict
-    load: tuple = (0.0, 0.0, 0.0)
-    tasks: dict = field(default_factory=dict)
-    mem: dict = field(default_factory=dict)
-    psi: dict = field(default_factory=dict)
 
 
 def host(name: str, util: float, busy: float = 5.0, seconds: int = 30, state: str = "running") -> HostSeries:
@@ -29,9 +16,9 @@ def host(name: str, util: float, busy: float = 5.0, seconds: int = 30, state: st
     return series
 
 
-def _point(t: float, util: float, busy: float) -> Point:
-    return Point(t, 1.0, {"user": busy, "system": 0.0, "idle": 100.0 - busy},
-                 {"sda": {"util": util, "r/s": util * 10, "w/s": 0.0, "rkB/s": 0.0, "wkB/s": 0.0}})
+def _point(t: float, util: float, busy: float) -> TelemetrySample:
+    return TelemetrySample(t, 1.0, cpu={"user": busy, "system": 0.0, "idle": 100.0 - busy},
+                           disks={"sda": {"util": util, "r/s": util * 10, "w/s": 0.0, "rkB/s": 0.0, "wkB/s": 0.0}})
 
 
 def test_the_worst_host_is_on_top_failed_first_then_the_busiest(qtbot) -> None:
