@@ -2,12 +2,10 @@
 together, and a host that never answers fails on its own without holding the others up."""
 from __future__ import annotations
 
-import contextlib
 import os
 import pwd
-import signal
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +13,7 @@ import pytest
 from app.cli import main
 from app.workbench import Workbench
 from remote.hostkeys import KnownHosts, host_key_id
-from tests.fixtures.processes import processes_using
-from tests.fixtures.sshd import SshdServer, public_key
+from tests.fixtures.sshd import SshdServer, public_key, sshd_group
 from tests.fixtures.store import write_settings
 from tests.fixtures.tarpit import Tarpit
 
@@ -30,30 +27,11 @@ CONNECT_TIMEOUT = 6.0        # the silent host fails after this (stretched while
 
 
 @pytest.fixture
-def rack(sshd_session, tmp_path: Path):
+def rack(sshd_session, tmp_path: Path) -> Iterator[list[SshdServer]]:
     """HOSTS running sshd test hosts, each with its own TMPDIR (run directories apart)."""
-    servers: list[SshdServer] = []
-
-    def start(index: int) -> SshdServer:
-        root = tmp_path / "rack" / f"r{index:02d}"
-        (root / "tmp").mkdir(parents=True, mode=0o700)
-        server = SshdServer(root, f"r{index:02d}", f"127.0.0.{FIRST_ADDRESS + index}", sshd_session.authorized,
-                            env={"TMPDIR": str(root / "tmp")})
-        server.start()
-        return server
-
-    try:
-        with ThreadPoolExecutor(SETUP_WORKERS) as pool:
-            for future in [pool.submit(start, i) for i in range(HOSTS)]:
-                servers.append(future.result())
+    hosts = [(f"r{i:02d}", f"127.0.0.{FIRST_ADDRESS + i}") for i in range(HOSTS)]
+    with sshd_group(tmp_path / "rack", hosts, sshd_session.authorized, SETUP_WORKERS) as servers:
         yield servers
-    finally:
-        for server in servers:
-            server.stop()
-        for pid in processes_using(str(tmp_path / "rack")):   # an agent a failure left behind
-            if pid != os.getpid():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
 
 
 def test_a_rack_runs_together_and_a_silent_host_fails_alone(cli_env, sshd_session, rack, capsys) -> None:

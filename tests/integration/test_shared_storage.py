@@ -7,12 +7,10 @@ import json
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,8 +18,7 @@ import pytest
 from app.cli import main
 from app.workbench import Workbench
 from remote.hostkeys import KnownHosts, host_key_id
-from tests.fixtures.processes import processes_using
-from tests.fixtures.sshd import SshdServer, public_key
+from tests.fixtures.sshd import SshdServer, public_key, sshd_group
 from tests.fixtures.store import write_settings
 from tests.fixtures.tarpit import Tarpit
 
@@ -39,27 +36,9 @@ def _mounted(path: Path) -> bool:
 
 @pytest.fixture
 def clients(sshd_session, tmp_path: Path) -> Iterator[list[SshdServer]]:
-    servers: list[SshdServer] = []
-
-    def start(index: int) -> SshdServer:
-        root = tmp_path / "clients" / f"c{index}"
-        (root / "tmp").mkdir(parents=True, mode=0o700)
-        server = SshdServer(root, f"client{index}", f"127.0.0.{FIRST_ADDRESS + index}", sshd_session.authorized,
-                            env={"TMPDIR": str(root / "tmp")})
-        server.start()
-        return server
-
-    try:
-        with ThreadPoolExecutor(CLIENTS) as pool:
-            servers.extend(pool.map(start, range(CLIENTS)))
+    hosts = [(f"client{i}", f"127.0.0.{FIRST_ADDRESS + i}") for i in range(CLIENTS)]
+    with sshd_group(tmp_path / "clients", hosts, sshd_session.authorized, CLIENTS) as servers:
         yield servers
-    finally:
-        for server in servers:
-            server.stop()
-        for pid in processes_using(str(tmp_path / "clients")):   # an agent a failure left behind
-            if pid != os.getpid():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
