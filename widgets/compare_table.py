@@ -1,8 +1,9 @@
 """The comparison table: one row per server, one column per figure, grouped by test.
 
 Row 0 is the test band ("Disk", "CPU" ...) spanning each test's columns; the servers follow. A cell
-shows the number (with its note), then a line with the ratio to the baseline, "best" and the caveat
-tags; the caveat sentences are its tooltip. The best figure is bold on a green shade and carries a
+shows the number (with its note), then a line with its verdict against the reference (the baseline, else
+the leader) and "best", then the caveat tags; the caveat sentences are its tooltip. A figure of a run that
+did not complete is grey and says why. The best figure is bold on a green shade and carries a
 star and the word "best", so colour is never the only sign.
 """
 from __future__ import annotations
@@ -24,8 +25,9 @@ BAND_SHADE = QColor("#eef0f3")
 CAVEAT_INK = QColor("#7a4b00")
 # on a dark base: the same meanings, dark enough for light text
 DARK_SHADES = {"best": QColor("#1f4d2b"), "baseline": QColor("#233a57"), "band": QColor("#30363e"),
-               "caveat": QColor("#f0c674")}
-LIGHT_SHADES = {"best": BEST_SHADE, "baseline": BASELINE_SHADE, "band": BAND_SHADE, "caveat": CAVEAT_INK}
+               "caveat": QColor("#f0c674"), "partial": QColor("#8a9099")}
+LIGHT_SHADES = {"best": BEST_SHADE, "baseline": BASELINE_SHADE, "band": BAND_SHADE, "caveat": CAVEAT_INK,
+                "partial": QColor("#8a9099")}
 BEST_MARK = "★"
 CAVEAT_MARK = "⚠"
 BASELINE_MARK = "◆ baseline"
@@ -73,39 +75,52 @@ def metric_text(item: MetricView) -> str:
 
 
 def figure_text(cell: CellView | None, with_ratio: bool) -> str:
-    """ "★ 61,000 (16 workers)\\n3.4x · best\\n⚠ cached" — the number first, what qualifies it below."""
+    """ "★ 61,000 (16 workers)\nleader · best\n⚠ cached": the number first, its verdict against the reference
+    below ("0.46x of db-01 (0.42–0.50)", "tie with db-01 (within ±4.1 %)", "can't tell yet vs db-01 …"). The
+    verdict carries the factor against the baseline, so no second ratio shares the cell."""
     if cell is None or cell.value is None:
         return NOT_AVAILABLE
-    spread = getattr(cell, "spread_text", "")   # "±2.1 %" when the spread was measured
-    first = (f"{BEST_MARK} " if cell.best else "") + cell.text + (f" {spread}" if spread else "") \
-        + (f" ({cell.note})" if cell.note else "")
+    first = (f"{BEST_MARK} " if cell.best else "") + cell.text + (f" ({cell.note})" if cell.note else "")
     second = []
-    if with_ratio and cell.ratio_text:
+    verdict = getattr(cell, "verdict", "")
+    if verdict:
+        second.append(verdict)
+    elif with_ratio and cell.ratio_text:
         second.append(cell.ratio_text)
     if cell.best:
         second.append("best")
-    if getattr(cell, "verdict", ""):   # "tie (within ±4.1 %)": no server is ahead on this figure
-        second.append(cell.verdict)
     lines = [first] + ([" · ".join(second)] if second else [])
     steady = getattr(cell, "steadiness", "")   # "variation 2.0 % · p99/p50 3.1x · steal 0.4 %": headline figures
     if steady:
         lines.append(steady)
-    if cell.tags:   # a line of their own: beside the ratio they made the columns too wide to see many at once
-        lines.append(f"{CAVEAT_MARK} {cell.tags}")
+    unsettled = getattr(cell, "until_stable_missed", "")
+    tags = ", ".join(t for t in (cell.tags, unsettled) if t)
+    if tags:   # a line of their own: beside the verdict they made the columns too wide to see many at once
+        lines.append(f"{CAVEAT_MARK} {tags}")
     return "\n".join(lines)
 
 
 def figure_tip(cell: CellView, baseline: RowView | None, item: MetricView) -> str:
     lines = []
     if cell.best:
-        lines.append(f"Best of the compared servers ({better_text(item)}).")
-    if baseline is not None and cell.ratio_text:
-        lines.append(f"{cell.ratio_text} as good as the baseline {baseline.label}.")
+        lines.append(f"Best of the compared servers: ahead of every other ({better_text(item)}).")
+    partial = getattr(cell, "partial", "")
+    if partial:
+        lines.append(f"Not compared: {partial}; its figures are partial.")
+    settle = getattr(getattr(getattr(cell, "judged", None), "verdict", None), "settle", None)
+    if settle:
+        lines.append(f"What would settle it: {settle}.")
+    if getattr(cell, "verdict", ""):
+        lines.append(VERDICT_LEGEND)
     if getattr(cell, "steadiness", ""):
         lines.append(f"How steady: {cell.steadiness} (variation: of the per-second rate; p99/p50: how much slower "
                      "the slowest 1 % of requests were than the median; steal: CPU time the hypervisor took).")
     lines += [f"{CAVEAT_MARK} {c.text}" for c in cell.caveats]
     return "\n".join(dict.fromkeys(lines))
+
+
+VERDICT_LEGEND = ("The verdict is against the reference named (the baseline, else the leader): the factor is "
+                  "times as good, (lo–hi) and ±z the range it could take from run to run.")
 
 
 def bands(comparison: ComparisonData) -> list[tuple[str, int]]:
@@ -292,6 +307,8 @@ class CompareTable(QTableWidget):
             font = QFont(self.font())
             font.setBold(True)
             out.setFont(font)
+        elif getattr(cell, "partial", ""):   # a run that did not complete: greyed, with its reason
+            out.setForeground(QBrush(shades["partial"]))
         elif cell.caveats:
             out.setForeground(QBrush(shades["caveat"]))
         return out

@@ -63,10 +63,11 @@ class ComparisonView(QWidget):
         self.baseline_picker = QComboBox()
         self.baseline_picker.setObjectName("baselinePicker")
         self.baseline_picker.setToolTip("Ratios say how many times as good as this server each figure is.")
-        self.legend_label = QLabel(f"{BEST_MARK} best (green)   ·   {BASELINE_MARK}   ·   {CAVEAT_MARK} caveat: "
-                                   "see the list under the table   ·   ratio = times as good as the baseline   ·   "
-                                   "±: how far a figure could be off by chance (a server is ahead only "
-                                   "beyond it; otherwise: tie)")
+        self.legend_label = QLabel(f"{BEST_MARK} best: ahead of every other (green)   ·   {BASELINE_MARK}   ·   "
+                                   f"{CAVEAT_MARK} caveat: see the list under the table   ·   under each figure its "
+                                   "verdict against the baseline, else the leader: factor = times as good, "
+                                   "(lo–hi) and ±: the range it could take from run to run   ·   grey: a run "
+                                   "that did not complete, never judged")
         self.legend_label.setStyleSheet(QUIET_STYLE)
         self.legend_label.setWordWrap(True)   # its width would otherwise push the table sideways
         self.table = CompareTable()

@@ -14,7 +14,7 @@ from app.cli.exits import Exit
 from app.compare.model import Cell, Comparison, build, load_inputs
 from app.compare.prices import parse_price, price_to_json
 from app.compare.table import csv_text, steadiness_lines, text_table
-from app.compare.ties import TIE_RULE
+from app.compare.ties import LEGEND, TIE_RULE
 from app.report.content import PAGE_SIZES, ReportError, ReportOptions
 from app.util.atomic_file import write_text_atomically
 from app.workbench import Workbench
@@ -76,10 +76,15 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
         print("Prices:")
         for line in comparison.price_lines():
             print(f"  {line}")
-    # "±" in this table is the range the ties rule uses (not the standard deviation `run` prints)
-    if any(cell.tie or cell.spread_text for row in comparison.rows for cell in row.cells.values()):
+    # one meaning of "±" in this view: the verdict's range (`runs show` prints a standard deviation)
+    if comparison.standings or any(cell.judged for row in comparison.rows for cell in row.cells.values()):
         print()
-        print(f"±: how far a figure could be off by chance. Ties: {TIE_RULE}")
+        print(f"{LEGEND} {TIE_RULE}")
+        floors = [f"{s.row}, {s.label}" for s in comparison.standings if s.basis == "noise_floor"
+                  and s.verdict != "reference"]
+        if floors:
+            print("Judged with the figure's noise floor (a single run on one side, so the run-to-run variation "
+                  "measured on real hosts stands in): " + "; ".join(floors) + ".")
     lines = comparison.caveat_lines()
     if lines:
         print()
@@ -115,8 +120,14 @@ def _write_pdf(bench: Workbench, args: argparse.Namespace) -> int:
 
 
 def _cell_json(cell: Cell) -> dict[str, Any]:
+    verdict = cell.judged.verdict if cell.judged is not None else None
     return {"value": cell.value, "text": cell.text, "note": cell.note, "ratio": cell.ratio,
-            "ratio_text": cell.ratio_text, "best": cell.best, "verdict": cell.verdict, "margin": cell.margin,
+            "ratio_text": cell.ratio_text, "best": cell.best, "verdict": cell.verdict,
+            "verdict_kind": cell.kind, "factor": verdict.factor if verdict else None,
+            "lo": verdict.lo if verdict else None, "hi": verdict.hi if verdict else None,
+            "against": cell.judged.against if cell.judged else None, "settle": verdict.settle if verdict else None,
+            "basis": verdict.basis if verdict else None, "partial": cell.partial or None,
+            "until_stable": cell.until_stable_missed or None,
             "spread": asdict(cell.spread) if cell.spread is not None else None, "repeats": cell.repeats,
             "steadiness": cell.steadiness,
             "caveats": [c.tag for c in cell.caveats]}
@@ -146,7 +157,9 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
                   "caveats": [{"tag": c.tag, "text": c.text} for c in row.caveats]}
                  for row in comparison.rows],
         "prices": {row.label: price_to_json(row.price) for row in comparison.rows if row.price is not None},
+        "standings": [standing.to_json() for standing in comparison.standings],
         "tie_rule": TIE_RULE,
+        "legend": LEGEND,
         "summary": comparison.summary(),
         "winners": comparison.winners(),
         "caveats": comparison.caveat_lines(),

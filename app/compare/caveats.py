@@ -71,3 +71,10 @@ def between_caveats(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
 
 def _meta(result: Any) -> dict[str, Any]:
     return dict(result_field(result, "metadata") or {})
+
+
+def scoped(caveats: Sequence[Caveat], test: str) -> list[Caveat]:
+    """A run's caveats, each concerning that run's figures at most: a caveat of the whole run (a cancelled
+    CPU run) must not land on the same host's disk figures in the same row."""
+    keys = _keys(test)
+    return [c if c.keys else Caveat(c.tag, c.text, keys) for c in caveats]

@@ -5,12 +5,13 @@ disk concurrency sweep). Columns of a test none of the compared runs has are lef
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.catalogue import CATALOGUE, HIGHER, LOWER, SWEEP_JOB, MetricSpec
-from app.catalogue.presentation import SWEEP_BEST
+from app.catalogue.presentation import STEAL_PHASE, SWEEP_BEST
 from app.summary.base import result_field
 from storage.records import SPREAD_ACROSS_RUNS, Spread
 from storage.spread import spread_of
@@ -35,12 +36,26 @@ class Figure:
     note: str = ""      # e.g. "16 workers" for the best sweep point
     spread: Spread | None = None   # how much it varied: within its run, or across the repeats it is the median of
     repeats: int = 1    # how many runs it stands for (the median of their figures when more than one)
+    values: tuple[float, ...] = ()   # each run's figure (the verdict reads them); () = (value,)
+    steal: float = 0.0  # the most CPU steal (%) the runs saw while measuring it
+    workers: int | None = None   # the best sweep point's worker count (compared only at the same count)
+
+    @property
+    def runs(self) -> tuple[float, ...]:
+        return self.values or (self.value,)
+
+
+def _steal(stored: dict[str, float], test: str, job: str) -> float:
+    """The CPU steal (%) stored for the phase that measured a figure; 0 when none was stored."""
+    value = stored.get(f"{test}:{STEAL_PHASE.get(test, job)}.steal", 0.0)
+    return value if math.isfinite(value) and value > 0 else 0.0
 
 
 def figures(results: Iterable[Any]) -> dict[str, Figure]:
     """metric key -> Figure for every comparison metric the results hold."""
     stored: dict[str, Figure] = {}
-    sweep: list[tuple[float, int, dict[str, Any], Spread | None]] = []
+    numbers: dict[str, float] = {}
+    sweep: list[tuple[float, int, dict[str, Any], Spread | None, str]] = []
     for result in results:
         test, name = str(result_field(result, "test") or ""), str(result_field(result, "metric") or "")
         value, meta = result_field(result, "value"), dict(result_field(result, "metadata") or {})
@@ -49,14 +64,17 @@ def figures(results: Iterable[Any]) -> dict[str, Figure]:
         spread = result_field(result, "spread")
         spread = spread if isinstance(spread, Spread) else None
         stored[f"{test}:{name}"] = Figure(float(value), meta, spread=spread)
+        numbers[f"{test}:{name}"] = float(value)
         job, _, quantity = name.partition(".")
         match = SWEEP_JOB.match(job)
         if test == "disk" and match and quantity == "iops":
-            sweep.append((float(value), int(match["workers"]), meta, spread))
-    out = {m.key: stored[m.key] for m in METRICS if m.key in stored}
+            sweep.append((float(value), int(match["workers"]), meta, spread, job))
+    out = {m.key: replace(stored[m.key], steal=_steal(numbers, m.test, m.metric.partition(".")[0]))
+           for m in METRICS if m.key in stored}
     if sweep:
-        value, workers, meta, spread = max(sweep, key=lambda point: point[0])
-        out["disk:" + SWEEP_BEST] = Figure(value, meta, f"{workers} worker{'s' if workers != 1 else ''}", spread)
+        value, workers, meta, spread, job = max(sweep, key=lambda point: point[0])
+        out["disk:" + SWEEP_BEST] = Figure(value, meta, f"{workers} worker{'s' if workers != 1 else ''}", spread,
+                                           steal=_steal(numbers, "disk", job), workers=workers)
     return out
 
 
@@ -70,4 +88,6 @@ def median_figure(runs: Sequence[Figure]) -> Figure:
     value = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2.0
     nearest = min(runs, key=lambda f: abs(f.value - value))
     spread = spread_of([f.value for f in runs], kind=SPREAD_ACROSS_RUNS) if len(runs) > 1 else nearest.spread
-    return Figure(value, nearest.metadata, nearest.note, spread, len(runs))
+    counts = {f.workers for f in runs}
+    return Figure(value, nearest.metadata, nearest.note, spread, len(runs), tuple(f.value for f in runs),
+                  max(f.steal for f in runs), counts.pop() if len(counts) == 1 else None)

@@ -5,12 +5,14 @@ different tests share a row (disk and CPU of db-primary); a second run of the sa
 host gets a row of its own, labelled with its date (the same server over time), unless the runs are
 repeats of one test (app.compare.rows): then the row shows their median with its spread across runs.
 
-A figure is marked best only when no other server's range overlaps its range (app.compare.ties);
-otherwise the figures that overlap the leader's read "tie (within ±X %)". With prices (the inventory's
-or the comparison's), the headline figures are also given per price unit (app.compare.prices).
+Every figure gets a verdict against one reference, the baseline or else the leader (app.compare.standings,
+app.compare.ties): ahead by x (lo–hi), tie (within ±z) or can't tell yet, with what would settle it. A
+figure is starred best only when it is ahead of every other complete server. A run that did not complete
+is shown with its reason and never judged. With prices (the inventory's or the comparison's), the headline
+figures are also given per price unit (app.compare.prices).
 
-Ratios say how many times better than the baseline a figure is: value / baseline where higher is
-better, baseline / value for times and latencies. So "3.4x" always means "3.4 times as good".
+Ratios and factors say how many times better a figure is: value / reference where higher is better,
+reference / value for times and latencies. So "3.4x" always means "3.4 times as good".
 """
 from __future__ import annotations
 
@@ -20,18 +22,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.catalogue import CATALOGUE
-from app.compare.caveats import Caveat, between_caveats, run_caveats
+from app.compare.caveats import Caveat, between_caveats, run_caveats, scoped
 from app.compare.metrics import HIGHER, METRICS, Figure, Metric
 from app.compare.prices import base_key, is_price_metric, per_price, price_line, price_metric, priced
 from app.compare.rows import group_rows, row_labels, unit_figures
 from app.compare.source import RunSource
+from app.compare.standings import Entry, Judged, Standing, judge_column, standing_line
 from app.compare.steadiness import steadiness
-from app.compare.ties import margin, standing, tie_text, within_text
+from app.compare.ties import TIE
 from app.engine.host_prices import host_prices
+from app.engine.repeat_record import until_stable_missed
 from app.summary.base import number, warning_messages
 from app.summary.facts import spec_line
 from app.summary.spread_basis import FROM_REPEATS_ONLY, from_repeats_only
-from storage.records import HostPrice, ResultSample, RunRecord, Spread
+from storage.records import HostPrice, ResultSample, RunRecord, RunStatus, Spread
 
 NO_VALUE = "—"
 
@@ -45,6 +49,7 @@ class RunInput:
     results: list[ResultSample]
     warnings: list[str] = field(default_factory=list)
     price: HostPrice | None = None   # the host's price in the inventory, when it has one
+    until_stable_missed: str = ""    # "RSE 18 % after 10 runs, target 2 %": repeats that ended unsettled
 
 
 @dataclass(frozen=True)
@@ -52,30 +57,33 @@ class Cell:
     value: float | None
     text: str                   # the value as shown: "18,123"
     note: str = ""              # what the value needs said with it: "16 workers"
-    best: bool = False
-    ratio: float | None = None  # times as good as the baseline
+    best: bool = False          # ahead of every other complete server
+    ratio: float | None = None  # times as good as the baseline (the point factor; the verdict has its range)
     caveats: tuple[Caveat, ...] = ()
     spread: Spread | None = None    # within its run, or across the repeats it is the median of
-    margin: float | None = None     # ± how far the value could be off by chance (app.compare.ties)
-    measured: bool = False          # the margin comes from a measured spread, not the assumed one
-    verdict: str = ""               # "tie (within ±4.1 %)" when no server is ahead on this figure
+    judged: Judged | None = None    # the verdict against the reference (app.compare.standings)
+    partial: str = ""               # why the figure is partial ("cancelled run"): greyed, never judged
     repeats: int = 1                # runs the value is the median of
     steadiness: str = ""            # "variation 2.0 % · p99/p50 3.1x · steal 0.4 %" (headline figures)
+    until_stable_missed: str = ""   # "RSE 18 %, target 2 %": until-stable ended at its cap, unsettled
 
     @property
     def ratio_text(self) -> str:
         return ratio_text(self.ratio)
 
     @property
-    def spread_text(self) -> str:
-        """ "±2.1 %": the measured margin in % of the value; "" when none was measured."""
-        if not self.measured or self.margin is None or not self.value:
-            return ""
-        return within_text(100.0 * self.margin / abs(self.value))
+    def verdict(self) -> str:
+        """ "ahead of honA by 1.8x (1.6–2.0)", "tie with honA (within ±4.1 %)", "leader", "not compared: …"."""
+        return self.judged.text(self.partial) if self.judged is not None else ""
+
+    @property
+    def kind(self) -> str:
+        """reference, ahead, behind, tie or cant_tell ("" when the figure was not judged)."""
+        return self.judged.kind if self.judged is not None else ""
 
     @property
     def tie(self) -> bool:
-        return self.verdict.startswith("tie")
+        return self.kind == TIE
 
     @property
     def tags(self) -> str:
@@ -108,6 +116,7 @@ class Comparison:
     rows: tuple[Row, ...]
     metrics: tuple[Metric, ...]         # only those at least one row has
     between: tuple[Caveat, ...]         # differences between the servers (engines, library versions)
+    standings: tuple[Standing, ...] = ()    # every row's standing on every headline figure
 
     @property
     def baseline(self) -> Row | None:
@@ -125,16 +134,23 @@ class Comparison:
         return [(row, row.cells[key]) for row in self.rows if key in row.cells and row.cells[key].value is not None]
 
     def winners(self) -> list[str]:
-        """One sentence per test (its headline figures, and those per price unit when prices are set): who
-        leads and by how much, or who ties."""
+        """One sentence per headline figure: the reference (leader or baseline) and every other server's
+        standing against it, with factor and range, tie or can't tell."""
         lines = []
         for item in self.metrics:
-            if not item.headline and not is_price_metric(item):
+            if item.headline:
+                found = self.standings_of(item.key)
+            elif is_price_metric(item):   # figures per price unit: said the same way, not in the JSON standings
+                found = list(standings_for([item], self.rows))
+            else:
                 continue
-            line = winner_line(self, item)
+            line = standing_line(figure_name(item), item.unit, found)
             if line:
                 lines.append(line)
         return lines
+
+    def standings_of(self, key: str) -> list[Standing]:
+        return [s for s in self.standings if s.figure == key]
 
     def summary(self) -> str:
         """The paragraph a customer reads first."""
@@ -176,82 +192,11 @@ def times_as_good(item: Metric, value: float, reference: float) -> float | None:
     return result if result is None or math.isfinite(result) else None
 
 
-@dataclass(frozen=True)
-class Lead:
-    """Who leads a figure, and against whom it is measured: the baseline when the leader is not the
-    baseline itself, else the runner-up. When the leader's range overlaps another's (app.compare.ties)
-    no one wins: `tied` holds the rows that tie, the leader first."""
-
-    best_row: Row
-    best: Cell
-    runner_up_row: Row
-    runner_up: Cell
-    other_row: Row           # the baseline or the runner-up
-    other: Cell
-    ratio: float | None      # best against other, "times as good"
-    against_baseline: bool   # other is the baseline (which may also be the runner-up)
-    tied: tuple[Row, ...] = ()
-    within_percent: float = 0.0
-
-    @property
-    def is_tie(self) -> bool:
-        return bool(self.tied)
-
-    @property
-    def verdict(self) -> str:
-        """ "tie (within ±4.1 %)", or "" when the leader wins."""
-        return tie_text(self.within_percent) if self.tied else ""
-
-
-def _ranked(column: list[tuple[Row, Cell]], item: Metric) -> list[tuple[Row, Cell]]:
-    finite = [(row, cell) for row, cell in column if cell.value is not None and math.isfinite(cell.value)]
-    return sorted(finite, key=lambda rc: rc[1].value, reverse=item.better == HIGHER)
-
-
-def lead(comparison: Comparison, item: Metric) -> Lead | None:
-    """The leader of a figure at least two servers have; None otherwise."""
-    ordered = _ranked(comparison.column(item.key), item)
-    if len(ordered) < 2:
-        return None
-    found = standing([c.value for _r, c in ordered], [c.margin or 0.0 for _r, c in ordered],
-                     item.better == HIGHER)
-    assert found is not None
-    (best_row, best), (next_row, runner_up) = ordered[0], ordered[1]
-    other_row, other = next_row, runner_up
-    base = comparison.baseline
-    base_cell = base.cells.get(item.key) if base is not None else None
-    against_baseline = base is not None and base is not best_row and base_cell is not None \
-        and base_cell.value is not None and math.isfinite(base_cell.value)
-    if against_baseline:
-        other_row, other = base, base_cell
-    ratio = times_as_good(item, best.value, other.value) if best.value != other.value else None
-    tied = tuple(ordered[i][0] for i in found.tied)
-    return Lead(best_row, best, next_row, runner_up, other_row, other, ratio, against_baseline, tied,
-                found.within_percent)
-
-
-def _names(labels: Sequence[str]) -> str:
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-
-
-def winner_line(comparison: Comparison, item: Metric) -> str:
-    found = lead(comparison, item)
-    if found is None:
-        return ""
+def figure_name(item: Metric) -> str:
+    """ "CPU all cores", "Disk, random read 4 KiB": the figure with its test, once."""
     test = CATALOGUE.label(item.test)
-    what = f"{test}, {item.label[0].lower()}{item.label[1:]}" if not item.label.lower().startswith(test.lower()) \
-        else item.label
-    best = found.best
-    if found.is_tie:
-        behind = [row.label for row, _c in _ranked(comparison.column(item.key), item) if row not in found.tied]
-        ahead = f", ahead of {_names(behind)}" if behind else ""
-        return (f"{what}: {_names([row.label for row in found.tied])} {found.verdict} at about {best.text} "
-                f"{item.unit}{ahead}.")
-    baseline = "the baseline " if found.against_baseline else ""
-    # a lead that rests on a caveated figure says so in the same sentence, not only in the notes
-    flagged = f" (caveat: {best.tags})" if best.tags else ""
-    return (f"{what}: {found.best_row.label} leads with {best.text} {item.unit}{flagged}, "
-            f"{ratio_text(found.ratio)} {baseline}{found.other_row.label}.")
+    return item.label if item.label.lower().startswith(test.lower()) \
+        else f"{test}, {item.label[0].lower()}{item.label[1:]}"
 
 
 def _note(figure: Figure, test: str = "") -> str:
@@ -259,6 +204,16 @@ def _note(figure: Figure, test: str = "") -> str:
     # a one-operation figure (a restore's time) has no spread within its run: never shown as if exact
     alone = FROM_REPEATS_ONLY if figure.repeats <= 1 and from_repeats_only(test, figure.spread) else ""
     return "; ".join(part for part in (figure.note, repeats, alone) if part)
+
+
+def _unit_figures(unit: Sequence[RunInput]) -> tuple[dict[str, Figure], str]:
+    """A unit's figures from its completed runs, and why they are partial ("" when a run completed): a
+    cancelled or failed repeat never enters the median of the others."""
+    done = [run for run in unit if run.record.status == RunStatus.DONE]
+    if done:
+        return unit_figures(done), ""
+    first = unit[0].record
+    return unit_figures(unit), f"{first.status} run" + (f" ({first.error[:80]})" if first.error else "")
 
 
 def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
@@ -271,14 +226,24 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
     groups = group_rows(inputs)
     labels = row_labels(groups)
     raw: list[tuple[str, list[RunInput], dict[str, Figure], list[Any], list[Caveat]]] = []
+    partial: dict[tuple[int, str], str] = {}     # (row, test) -> why its figures are partial
+    missed: dict[tuple[int, str], str] = {}      # (row, test) -> until-stable ended unsettled
     for label, group in zip(labels, groups, strict=True):
         runs = [run for unit in group for run in unit]
         found: dict[str, Figure] = {}
         for unit in group:
-            found.update(unit_figures(unit))
+            figures_, why = _unit_figures(unit)
+            found.update(figures_)
+            if why:
+                partial[(len(raw), unit[0].record.test)] = why
+            unsettled = next((run.until_stable_missed for run in unit if run.until_stable_missed), "")
+            if unsettled:
+                missed[(len(raw), unit[0].record.test)] = unsettled
         notes: list[Caveat] = []
         for run in runs:
-            notes += run_caveats(run.results, run.facts, run.warnings, run.record.status, run.record.error)
+            # a caveat of one run concerns that run's figures only, not the same host's other tests
+            notes += scoped(run_caveats(run.results, run.facts, run.warnings, run.record.status, run.record.error),
+                            run.record.test)
         raw.append((label, runs, found, [r for run in runs for r in run.results], list(dict.fromkeys(notes))))
     row_prices = [_row_price(runs, prices) for _l, runs, *_rest in raw]
     price_columns: dict[str, Metric] = {}
@@ -300,7 +265,10 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
     if baseline_run_id is not None and base_index is None:
         raise ValueError(f"the baseline run {baseline_run_id} is not one of the compared runs")
 
-    verdicts = _verdicts(shown, [found for _l, _g, found, _r, _n in raw])
+    columns = {item.key: judge_column(item, [Entry(i, label, found[item.key], partial.get((i, item.test), ""))
+                                             for i, (label, _g, found, _r, _n) in enumerate(raw)
+                                             if item.key in found], base_index)
+               for item in shown}
     rows = []
     for index, (label, group, found, results, notes) in enumerate(raw):
         cells = {}
@@ -309,24 +277,40 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
             if figure is None:
                 continue
             ratio = None
-            if base_index is not None:
-                reference = raw[base_index][2].get(item.key)
-                ratio = times_as_good(item, figure.value, reference.value) if reference else None
+            reference = raw[base_index][2].get(item.key) if base_index is not None else None
+            if reference is not None and not partial.get((index, item.test)) \
+                    and not partial.get((base_index, item.test)):
+                ratio = times_as_good(item, figure.value, reference.value)
             key = base_key(item.key)
             concerns = tuple(c for c in notes + between if not c.keys or key in c.keys)
-            found_margin = margin(figure.value, figure.spread)
-            best, verdict = verdicts.get((item.key, index), (False, ""))
+            column = columns[item.key]
             cells[item.key] = Cell(figure.value, _text(figure.value, key != item.key), _note(figure, item.test),
-                                   best=best,
-                                   ratio=ratio, caveats=concerns, spread=figure.spread, margin=found_margin.value,
-                                   measured=found_margin.basis != "assumed", verdict=verdict,
+                                   best=column.best == index, ratio=ratio, caveats=concerns, spread=figure.spread,
+                                   judged=column.judged.get(index), partial=partial.get((index, item.test), ""),
                                    repeats=figure.repeats,
-                                   steadiness=steadiness(item.key, results) if item.headline else "")
+                                   steadiness=steadiness(item.key, results) if item.headline else "",
+                                   until_stable_missed=missed.get((index, item.test), ""))
         facts = next((run.facts for run in reversed(group) if run.facts), None)
         rows.append(Row(label, group[0].record.host_name, tuple(run.record for run in group), facts,
                         spec_line(facts) if facts else "no facts stored", cells, tuple(notes),
                         baseline=index == base_index, price=row_prices[index]))
-    return Comparison(tuple(rows), shown, tuple(between))
+    return Comparison(tuple(rows), shown, tuple(between), standings_for([m for m in shown if m.headline], rows))
+
+
+def standings_for(items: Sequence[Metric], rows: Sequence[Row]) -> tuple[Standing, ...]:
+    """Every row's standing on each of the figures, in the rows' order."""
+    out = []
+    for item in items:
+        for row in rows:
+            cell = row.cells.get(item.key)
+            if cell is None or cell.judged is None:
+                continue
+            verdict = cell.judged.verdict
+            out.append(Standing(item.key, item.label, item.unit, row.label, row.run_ids, cell.value, cell.text,
+                                verdict.kind, verdict.factor, verdict.lo, verdict.hi,
+                                cell.judged.against or row.label, verdict.settle, verdict.basis, cell.verdict,
+                                cell.judged.baseline))
+    return tuple(out)
 
 
 def _text(value: float, per_price: bool = False) -> str:
@@ -343,24 +327,6 @@ def _row_price(runs: Sequence[RunInput], prices: Mapping[str, HostPrice] | None)
     return next((run.price for run in runs if run.price is not None), None)
 
 
-def _verdicts(shown: Sequence[Metric], found: Sequence[dict[str, Figure]]) -> dict[tuple[str, int], tuple[bool, str]]:
-    """(column key, row index) -> (the sole winner, "tie (within ±X %)" for the rows tied with the leader)."""
-    out: dict[tuple[str, int], tuple[bool, str]] = {}
-    for item in shown:
-        indices = [i for i, figures_ in enumerate(found)
-                   if item.key in figures_ and math.isfinite(figures_[item.key].value)]
-        values = [found[i][item.key].value for i in indices]
-        margins = [margin(found[i][item.key].value, found[i][item.key].spread).value for i in indices]
-        result = standing(values, margins, item.better == HIGHER)
-        if result is None:
-            continue
-        if result.winner is not None:
-            out[(item.key, indices[result.winner])] = (True, "")
-        for position in result.tied:
-            out[(item.key, indices[position])] = (False, tie_text(result.within_percent))
-    return out
-
-
 def load_inputs(source: RunSource, run_ids: Iterable[int]) -> list[RunInput]:
     """The stored runs, with their warnings and their host's price; facts fall back to the host's latest.
     NotFound for a missing id."""
@@ -370,7 +336,9 @@ def load_inputs(source: RunSource, run_ids: Iterable[int]) -> list[RunInput]:
         facts = detail.facts
         if facts is None:
             facts = source.latest_facts(detail.run.host_name)
-        out.append(RunInput(detail.run, facts, list(detail.results), warning_messages(source.run_events(run_id))))
+        events = source.run_events(run_id)
+        out.append(RunInput(detail.run, facts, list(detail.results), warning_messages(events),
+                            until_stable_missed=until_stable_missed(events)))
     prices = host_prices(source, [run.record.host_name for run in out])
     return [replace(run, price=prices.get(run.record.host_name)) for run in out]
 

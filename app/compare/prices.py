@@ -138,5 +138,6 @@ def per_price(figure: Figure, price: HostPrice) -> Figure | None:
         spread = replace(spread, mean=spread.mean * scale, sd=spread.sd * scale, min=spread.min * scale,
                          max=spread.max * scale, p5=spread.p5 * scale, p50=spread.p50 * scale,
                          p95=spread.p95 * scale)
-    return Figure(figure.value * scale, figure.metadata, price_text(price), spread, figure.repeats)
+    return Figure(figure.value * scale, figure.metadata, price_text(price), spread, figure.repeats,
+                  tuple(v * scale for v in figure.values), figure.steal, figure.workers)
 

@@ -13,25 +13,25 @@ CSV_PRICE = ("price", "price currency", "price period", "price date", "price sou
 
 
 def cell_text(cell: Cell | None, with_ratio: bool = True, with_tags: bool = True, missing: str = NO_VALUE) -> str:
-    """ "18,123 ±2.1 % (16 workers) 3.4x [cached] tie (within ±4.1 %)" — the number with what must be said
-    beside it: its spread, its note, its ratio, its caveats and, when no server is ahead, the tie."""
+    """ "18,123 (16 workers) [cached] — ahead of db-02 by 1.8x (1.6–2.0)": the number with its note and
+    caveats, then its verdict against the reference. The factor against the baseline is the verdict's own
+    (with_ratio is kept for callers; a second ratio beside a verdict would read as a contradiction)."""
     if cell is None or cell.value is None:
         return missing
-    spread = f" {cell.spread_text}" if cell.spread_text else ""
-    parts = [cell.text + spread + (f" ({cell.note})" if cell.note else "")]
-    if with_ratio and cell.ratio_text:
-        parts.append(cell.ratio_text)
+    parts = [cell.text + (f" ({cell.note})" if cell.note else "")]
     if with_tags and cell.tags:
         parts.append(f"[{cell.tags}]")
+    if cell.until_stable_missed:
+        parts.append(f"[{cell.until_stable_missed}]")
     if cell.verdict:
-        parts.append(cell.verdict)
+        parts.append(f"— {cell.verdict}")
     return " ".join(parts)
 
 
 def text_table(comparison: Comparison, missing: str = "-") -> Table:
     """A terminal is narrower than the figures are many: one row per figure, one column per server.
 
-    The sole winner of a row is marked with *, tied figures say so; ratios shown when there is a baseline.
+    The figure ahead of every other is marked with *; every figure says its verdict against the reference.
     A row of prices (with their dates) when a price is set."""
     baseline = comparison.baseline is not None
     table = Table(("figure",) + tuple(row.label + (" (baseline)" if row.baseline else "") for row in comparison.rows))
@@ -55,24 +55,20 @@ def steadiness_lines(comparison: Comparison) -> list[str]:
             for row in comparison.rows if (cell := row.cells.get(item.key)) is not None and cell.steadiness]
 
 
-def margin_basis(cell: Cell) -> str:
-    """Where a cell's ± comes from: a reader of the CSV must not take the assumed one for a measurement."""
-    if not cell.measured:
-        return "assumed: no spread measured"
-    return f"across {cell.repeats} repeats" if cell.repeats > 1 else "per-interval rates within the run"
+def _number(value: float | None) -> str:
+    return "" if value is None else repr(float(value))   # full precision: the same number as the JSON
 
 
 def csv_text(comparison: Comparison) -> str:
-    """Raw stored values (full precision, '.' decimals), a ratio column per figure when there is a
-    baseline, and the caveats per figure and per server."""
+    """Raw stored values (full precision, '.' decimals), each figure's verdict against its reference with
+    the factor and its range (the numbers the summary, the JSON and the PDF print), a ratio column per figure
+    when there is a baseline, and the caveats per figure and per server."""
     baseline = comparison.baseline is not None
     priced = any(row.price is not None for row in comparison.rows)
     headers = list(CSV_FIXED) + (list(CSV_PRICE) if priced else [])
     for item in comparison.metrics:
         headers.append(item.header())
-        headers.append(f"{item.label} ± (range for ties)")
-        headers.append(f"{item.label} ± from")
-        headers.append(f"{item.label} verdict")
+        headers += [f"{item.label} {name}" for name in VERDICT_COLUMNS]
         if item.headline:
             headers.append(f"{item.label} steadiness")
         if baseline:
@@ -92,16 +88,29 @@ def csv_text(comparison: Comparison) -> str:
         for item in comparison.metrics:
             cell = row.cells.get(item.key)
             line.append("" if cell is None or cell.value is None else repr(cell.value))
-            line.append("" if cell is None or cell.margin is None else repr(cell.margin))
-            line.append("" if cell is None or cell.margin is None else margin_basis(cell))
-            line.append("" if cell is None else ("best" if cell.best else cell.verdict))
+            line += verdict_fields(cell)
             if item.headline:
                 line.append("" if cell is None else cell.steadiness)
             if baseline:
                 line.append("" if cell is None or cell.ratio is None else f"{cell.ratio:.4g}")
-            line.append("" if cell is None else cell.tags)
+            tags = "" if cell is None else ", ".join(t for t in (cell.tags, cell.until_stable_missed) if t)
+            line.append(tags)
         line.append("; ".join(m.label for m in comparison.metrics
                               if m.key in row.cells and row.cells[m.key].best))
         line.append(" | ".join(c.text for c in row.caveats))
         writer.writerow(line)
     return out.getvalue()
+
+
+# per figure: the verdict against the reference, as `compare --json` gives it in "standings"
+VERDICT_COLUMNS = ("verdict", "factor", "factor lo", "factor hi", "against", "verdict basis", "settle",
+                   "verdict text")
+
+
+def verdict_fields(cell: Cell | None) -> list[str]:
+    """The VERDICT_COLUMNS of one cell, at full precision (the JSON's numbers)."""
+    if cell is None or cell.judged is None:
+        return [""] * len(VERDICT_COLUMNS)
+    verdict = cell.judged.verdict
+    return [verdict.kind, _number(verdict.factor), _number(verdict.lo), _number(verdict.hi),
+            cell.judged.against, verdict.basis, verdict.settle or "", cell.verdict]

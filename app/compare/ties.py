@@ -1,18 +1,23 @@
-"""When a difference is a win and when it is a tie: the rule, as code and as a sentence a report prints.
+"""Verdicts: is a server ahead of the reference on a figure, a tie, or can't we tell yet.
 
-Every compared figure gets a range it could have taken by chance: value ± margin. A server wins a figure
-only when its range does not overlap any other server's; otherwise the servers whose ranges overlap the
-leader's tie, "within ±X %" where X is the largest difference the ranges allow, in % of the leader.
+The method (written out with its measured error rates in docs/verdicts.md):
 
-The margin:
-- repeats (spread across runs, n >= 2): the half-width of the 95 % confidence interval of the mean,
-  Student's t with n - 1 degrees of freedom times sd / sqrt(n);
-- one run with per-interval rates (spread within the run, n >= 2): half the 5th-95th percentile range of
-  those rates. A run says how much its rate wandered, not how the next run would differ, so the range of
-  the rates is used, not the (much narrower) confidence interval of their mean;
-- never less than MIN_MARGIN_PERCENT of the value (what a benchmark run can claim at best), and
-  ASSUMED_MARGIN_PERCENT for a figure without a measured spread (stored before Benchbay measured it,
-  or too short for two intervals).
+- The factor is the ratio of the medians, oriented so that > 1 means better ("times as good").
+- Its range comes from how far the NEXT run could land, never from how steady one run was:
+  - both servers repeated the test at least MIN_BOOTSTRAP_RUNS times ("repeats"): a percentile
+    bootstrap of the ratio of medians (scipy.stats.bootstrap, 95 %). With three runs each this range
+    is exactly from the worst pairing of runs to the best one, so it neither collapses nor explodes
+    with skewed runs; how many run pairs one server won (complete separation: all of them) is counted
+    with scipy.stats.mannwhitneyu;
+  - otherwise ("noise_floor"): the figure's noise floor (app.compare.noise_floors, the run-to-run
+    variation measured on real hosts), widened by the CPU steal the run saw, gives a log-normal range
+    of FLOOR_Z standard errors; a server that repeated the test fewer times than that uses the larger
+    of its measured spread and the floor.
+- The noise threshold (the idea of criterion.rs): a difference is named only when the whole range lies
+  beyond the between-run noise of one run (the floor, or the spread the repeats measured, at least
+  MIN_NOISE_PERCENT).
+- Three verdicts: ahead/behind when it does; a tie when the whole range lies within ±TIE_LIMIT_PERCENT
+  ("tie (within ±z)"); can't tell yet otherwise, with what would settle it.
 """
 from __future__ import annotations
 
@@ -20,95 +25,213 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from storage.records import SPREAD_ACROSS_RUNS, Spread
+import numpy as np
+from scipy import stats
 
-MIN_MARGIN_PERCENT = 1.0
-ASSUMED_MARGIN_PERCENT = 5.0
+AHEAD, BEHIND, TIE, CANT_TELL, REFERENCE = "ahead", "behind", "tie", "cant_tell", "reference"
+VERDICTS = (REFERENCE, AHEAD, BEHIND, TIE, CANT_TELL)
+BASIS_REPEATS, BASIS_FLOOR = "repeats", "noise_floor"
 
-# Student's t, two-sided 95 %, by degrees of freedom; 1.96 (the normal distribution) beyond
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-        20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+CONFIDENCE = 0.95              # of the bootstrap range (repeats)
+FLOOR_Z = 2.576                # standard errors of the floor range (two-sided 99 %): one run says little
+MIN_BOOTSTRAP_RUNS = 3
+MIN_NOISE_PERCENT = 1.0        # no benchmark run repeats closer than this
+TIE_LIMIT_PERCENT = 25.0       # a range wider than this is "can't tell yet", not a tie
+STEAL_TO_SETTLE = 5.0          # % CPU steal at which "measure when the host is quiet" is said
+BOOTSTRAP_RESAMPLES = 2000
+MOST_REPEATS_SUGGESTED = 20
 
-TIE_RULE = (
-    "A server is named ahead on a figure only when its range does not overlap any other server's range; "
-    "otherwise the figure is a tie, within the largest difference the ranges allow. The range is the figure "
-    "± the 95 % confidence half-width of the mean of its repeats (Student's t) when the test was repeated, "
-    "± half the 5th-95th percentile range of its per-interval rates for a single run, never narrower than "
-    f"±{MIN_MARGIN_PERCENT:g} %, and ±{ASSUMED_MARGIN_PERCENT:g} % for a figure whose spread was not measured."
+METHOD = (
+    "A server is named ahead (or behind) only when the difference exceeds how far the next run could land. "
+    "The factor is the ratio of the medians of its runs to the reference's (the baseline, else the leader), "
+    "written so that above 1 means better. With three or more repeats on both sides its range is a 95 % "
+    "bootstrap interval of that ratio (with three runs each: from the worst pairing of runs to the best); "
+    "with fewer, the figure's noise floor — its run-to-run variation measured on real hosts, widened by the "
+    f"CPU steal the run saw — gives a {FLOOR_Z:g}-standard-error range. Ahead: the whole range lies beyond "
+    f"the run-to-run noise (at least ±{MIN_NOISE_PERCENT:g} %). Tie: the whole range lies within "
+    f"±{TIE_LIMIT_PERCENT:g} %. Otherwise: can't tell yet, with what would settle it. How steady a single "
+    "run was (its per-second rates) is shown beside the figure but never decides a verdict."
 )
+LEGEND = ("In verdicts, the factor is against the reference named (the baseline, else the leader), above 1 "
+          "better; (lo–hi) and ±z are the range the factor could take from run to run, not a standard deviation.")
 
 
 def tie_rule() -> str:
-    """The rule in one paragraph, for a report's methodology."""
-    return TIE_RULE
+    """The method in one paragraph, for the report's methodology and the CLI."""
+    return METHOD
 
 
-def t95(degrees: int) -> float:
-    """Student's t for a two-sided 95 % interval (a conservative step for degrees between table rows)."""
-    if degrees < 1:
-        raise ValueError("a confidence interval needs at least two samples")
-    known = [d for d in _T95 if d <= degrees]
-    return _T95[max(known)] if degrees <= 120 else 1.96
+TIE_RULE = METHOD
 
 
 @dataclass(frozen=True)
-class Margin:
-    """How far a figure could be off by chance, and what says so."""
+class Runs:
+    """What a verdict knows of one server's figure."""
 
-    value: float      # absolute, in the figure's unit (>= 0)
-    basis: str        # "repeats", "intervals" or "assumed"
+    values: tuple[float, ...]     # the figure of each run (one for a single run)
+    floor_log_sd: float           # the figure's noise floor as sd of log(figure)
+    steal_percent: float = 0.0    # the most CPU steal its runs saw
+    label: str = ""               # the server, for "steal 12 % on honA"
 
-    def percent_of(self, reference: float) -> float | None:
-        return 100.0 * self.value / abs(reference) if reference else None
+    @property
+    def n(self) -> int:
+        return len(self.values)
 
-
-def margin(value: float, spread: Spread | None) -> Margin:
-    """The figure's margin under the rule above."""
-    floor = abs(value) * MIN_MARGIN_PERCENT / 100.0
-    if spread is None or spread.n < 2 or not all(math.isfinite(x) for x in (spread.sd, spread.p5, spread.p95)):
-        return Margin(abs(value) * ASSUMED_MARGIN_PERCENT / 100.0, "assumed")
-    if spread.kind == SPREAD_ACROSS_RUNS:
-        return Margin(max(floor, t95(spread.n - 1) * spread.sd / math.sqrt(spread.n)), "repeats")
-    return Margin(max(floor, (spread.p95 - spread.p5) / 2.0), "intervals")
-
-
-def overlap(a: float, margin_a: float, b: float, margin_b: float) -> bool:
-    """The ranges a ± margin_a and b ± margin_b overlap (touching counts as overlapping)."""
-    return abs(a - b) <= margin_a + margin_b
+    @property
+    def median(self) -> float:
+        return float(np.median(self.values))
 
 
 @dataclass(frozen=True)
-class Standing:
-    """A column's result: the sole winner's index, or the indices tied with the leader and within what."""
+class Verdict:
+    kind: str                     # one of VERDICTS
+    factor: float | None          # times as good as the reference (> 1 better)
+    lo: float | None
+    hi: float | None
+    basis: str                    # BASIS_REPEATS or BASIS_FLOOR
+    settle: str | None = None     # what would settle a can't-tell
+    noise_percent: float = 0.0    # the threshold a difference had to exceed
+    pairs_won: int | None = None  # run pairs this server won (repeats), of pairs_total
+    pairs_total: int | None = None
 
-    leader: int                 # index of the best value
-    winner: int | None          # the leader when its range overlaps no one else's
-    tied: tuple[int, ...]       # the leader and those whose ranges overlap its range (() when it wins)
-    within_percent: float       # the largest difference the tied ranges allow, % of the leader's value
+    @property
+    def within_percent(self) -> float | None:
+        """A tie's half-width: the largest difference its range allows, in %."""
+        if self.lo is None or self.hi is None:
+            return None
+        return 100.0 * (max(self.hi, 1.0 / self.lo) - 1.0)
+
+    def text(self, against: str) -> str:
+        """ "ahead of honA by 1.8x (1.6–2.0)", "0.46x of honA (0.42–0.50)", "tie with honA (within ±4.1 %)",
+        "can't tell yet vs honA (0.71–1.9x): run 3 more repeats on each"."""
+        if self.kind == REFERENCE:
+            return "reference"
+        interval = f"({factor_text(self.lo)}–{factor_text(self.hi)})"
+        if self.kind == AHEAD:
+            return f"ahead of {against} by {factor_text(self.factor)}x {interval}"
+        if self.kind == BEHIND:
+            return f"{factor_text(self.factor)}x of {against} {interval}"
+        if self.kind == TIE:
+            return f"tie with {against} (within {within_text(self.within_percent or 0.0)})"
+        if self.lo is None:
+            return f"can't tell yet vs {against}" + (f": {self.settle}" if self.settle else "")
+        return (f"can't tell yet vs {against} ({factor_text(self.lo)}–{factor_text(self.hi)}x)"
+                + (f": {self.settle}" if self.settle else ""))
 
 
-def standing(values: Sequence[float], margins: Sequence[float], higher_is_better: bool) -> Standing | None:
-    """Who wins a column of at least two values; None for fewer."""
-    if len(values) < 2:
-        return None
-    order = sorted(range(len(values)), key=lambda i: values[i], reverse=higher_is_better)
-    leader = order[0]
-    tied = [i for i in order if i != leader and overlap(values[leader], margins[leader], values[i], margins[i])]
-    if not tied:
-        return Standing(leader, leader, (), 0.0)
-    allowed = max(margins[leader] + margins[i] for i in tied)
-    within = 100.0 * allowed / abs(values[leader]) if values[leader] else math.inf
-    return Standing(leader, None, (leader, *tied), within)
+def factor_text(value: float | None) -> str:
+    """ "0.46", "1.06", "3.7", "12": enough figures to read a factor by, no trailing zeros."""
+    if value is None or not math.isfinite(value):
+        return "?"
+    if value >= 10:
+        return f"{value:.0f}"
+    text = f"{value:.2g}" if value < 1 else f"{value:.3g}"
+    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text
 
 
 def within_text(percent: float) -> str:
-    """ "±4.1 %", "±12 %": two significant figures, enough to read a tie by."""
+    """ "±4.1 %", "±12 %": two significant figures."""
     if not math.isfinite(percent):
         return "±∞ %"
     return f"±{percent:.1f} %" if percent < 10 else f"±{percent:.0f} %"
 
 
 def tie_text(percent: float) -> str:
-    """What a tied figure reads: "tie (within ±4.1 %)"."""
     return f"tie (within {within_text(percent)})"
+
+
+def _log_sd(logs: np.ndarray) -> float:
+    return float(np.std(logs, ddof=1)) if len(logs) > 1 else 0.0
+
+
+def _median_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(x, axis=axis) - np.median(y, axis=axis)
+
+
+def _bootstrap(gx: np.ndarray, gr: np.ndarray) -> tuple[float, float]:
+    # a fixed seed: the same runs give the same range in the window, the CSV and the PDF
+    found = stats.bootstrap((gx, gr), _median_diff, vectorized=True, paired=False, confidence_level=CONFIDENCE,
+                            n_resamples=BOOTSTRAP_RESAMPLES, method="percentile", rng=np.random.default_rng(0))
+    low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
+    point = float(_median_diff(gx, gr))
+    # percentiles of a discrete statistic can miss the point by rounding: the range always holds it
+    return min(low, point), max(high, point)
+
+
+def judge(x: Runs, reference: Runs, higher_is_better: bool) -> Verdict:
+    """The verdict of server x against the reference on one figure."""
+    if x.n == 0 or reference.n == 0 or min(*x.values, *reference.values) <= 0 \
+            or not all(math.isfinite(v) for v in (*x.values, *reference.values)):
+        basis = BASIS_REPEATS if min(x.n, reference.n) >= MIN_BOOTSTRAP_RUNS else BASIS_FLOOR
+        return Verdict(CANT_TELL, None, None, None, basis, "a figure of 0 (or none) cannot be compared as a ratio")
+    sign = 1.0 if higher_is_better else -1.0
+    gx, gr = sign * np.log(np.asarray(x.values)), sign * np.log(np.asarray(reference.values))
+    point = float(np.median(gx) - np.median(gr))
+    pairs_won = pairs_total = None
+    if x.n >= MIN_BOOTSTRAP_RUNS and reference.n >= MIN_BOOTSTRAP_RUNS:
+        basis = BASIS_REPEATS
+        low, high = _bootstrap(gx, gr)
+        # the noise a difference must exceed: what the repeats measured, never below the figure's floor
+        # (three runs can agree closely by chance)
+        noise = max(math.sqrt((_log_sd(gx) ** 2 + _log_sd(gr) ** 2) / 2.0),
+                    math.sqrt((x.floor_log_sd ** 2 + reference.floor_log_sd ** 2) / 2.0))
+        u = stats.mannwhitneyu(gx, gr, alternative="two-sided").statistic
+        pairs_total = x.n * reference.n
+        # ties between runs count half, as U does; whole pairs are what a reader counts
+        pairs_won = int(math.floor(float(u)))
+    else:
+        basis = BASIS_FLOOR
+        sds = [_side_sd(side, logs) for side, logs in ((x, gx), (reference, gr))]
+        half = FLOOR_Z * math.sqrt(sds[0] ** 2 / x.n + sds[1] ** 2 / reference.n)
+        low, high = point - half, point + half
+        noise = math.sqrt((sds[0] ** 2 + sds[1] ** 2) / 2.0)
+    noise = max(noise, math.log1p(MIN_NOISE_PERCENT / 100.0))
+    factor, lo, hi = math.exp(point), math.exp(low), math.exp(high)
+    tie_limit = math.log1p(TIE_LIMIT_PERCENT / 100.0)
+    if low > noise:
+        kind = AHEAD
+    elif high < -noise:
+        kind = BEHIND
+    elif max(abs(low), abs(high)) <= tie_limit:
+        kind = TIE
+    else:
+        kind = CANT_TELL
+    settle = _settle(x, reference, low, high, noise, tie_limit) if kind == CANT_TELL else None
+    return Verdict(kind, factor, lo, hi, basis, settle, 100.0 * math.expm1(noise), pairs_won, pairs_total)
+
+
+def _side_sd(side: Runs, logs: np.ndarray) -> float:
+    """One server's run-to-run spread (sd of log): the floor widened by its steal, or what its repeats
+    measured when that is larger."""
+    floor = side.floor_log_sd + math.log1p(max(side.steal_percent, 0.0) / 100.0)
+    return max(floor, _log_sd(logs)) if side.n < MIN_BOOTSTRAP_RUNS else _log_sd(logs)
+
+
+def _settle(x: Runs, reference: Runs, low: float, high: float, noise: float, tie_limit: float) -> str:
+    """What would turn a can't-tell into a verdict: more repeats, a quiet host, or both."""
+    parts = []
+    for side in (x, reference):
+        if side.steal_percent >= STEAL_TO_SETTLE:
+            parts.append(f"steal {side.steal_percent:.0f} % on {side.label or 'a server'}: measure when the host "
+                         "is quiet")
+    half, centre = (high - low) / 2.0, (high + low) / 2.0
+    needed = max(abs(centre) - noise, tie_limit - abs(centre))   # the half-width that would decide it
+    runs = min(x.n, reference.n)
+    if needed <= 0:
+        parts.append("the difference is about the size of the run-to-run noise: more repeats will hardly "
+                     "settle it")
+    else:
+        want = max(MIN_BOOTSTRAP_RUNS, math.ceil(runs * (half / needed) ** 2))
+        more = want - runs
+        if more > MOST_REPEATS_SUGGESTED:
+            parts.append(f"more than {MOST_REPEATS_SUGGESTED} more repeats on each would be needed: the "
+                         "difference is within the run-to-run noise")
+        else:
+            parts.append(f"run {more} more repeat{'s' if more != 1 else ''} on each")
+    return "; ".join(parts)
+
+
+def best_index(medians: Sequence[float], higher_is_better: bool) -> int:
+    """The leader: the best median (the first of equal ones)."""
+    order = sorted(range(len(medians)), key=lambda i: medians[i], reverse=higher_is_better)
+    return order[0]

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from app.catalogue import CATALOGUE
 from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, SampleCallback
+from app.engine.repeat_record import unsettled_event
 from app.errors import USER_ERRORS, AppError
 from storage.db import Store
 from storage.records import RunDetail, RunStatus
@@ -245,6 +246,9 @@ def run_repeated(bench: RepeatServices, request: RunRequest, plan: RepeatPlan, c
             shown = f"{rse:.2g} %" if rse is not None else "unknown"
             reason = (f"not stable after {len(outcomes)} runs (the most allowed): {judged or 'the figure'} RSE "
                       f"{shown}, target {plan.target_rse:g} %")
+            if outcomes:   # compare, the CSV and the report flag the group's figures too
+                bench.store.runs.add_events(outcomes[-1].run_id,
+                                            [unsettled_event(len(outcomes), rse, plan.target_rse, judged)])
         else:
             reason = f"{len(outcomes)} run{'s' if len(outcomes) != 1 else ''} as asked"
     return RepeatOutcome(request.host, group, tuple(outcomes), stable, rse, judged, reason)

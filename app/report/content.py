@@ -13,8 +13,10 @@ from typing import Any
 
 from app.catalogue import CATALOGUE
 from app.compare.caveats import Caveat, run_caveats
-from app.compare.model import Comparison, RunInput, build, lead, load_inputs, ratio_text
+from app.compare.model import Comparison, RunInput, build, figure_name, load_inputs
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
+from app.compare.standings import Standing
+from app.compare.ties import REFERENCE
 from app.errors import AppError
 from app.report.consistency import consistency
 from app.report.methodology import Methodology, MethodRun, methodology_of
@@ -52,27 +54,32 @@ class ReportOptions:
 
 @dataclass(frozen=True)
 class Headline:
-    """One large line of page 1: "Random read 4 KiB: new-server 3.4x old-server"."""
+    """One headline figure on page 1: the reference (the leader, or the baseline) with its figure, then every
+    other server's standing against it ("honH: 0.46x of honA (0.42–0.50)"), as the summary says it."""
 
-    what: str           # "Random read 4 KiB"
-    winner: str
-    ratio: str          # "3.4x"; "" for a tie
-    other: str          # the server it is compared with
-    detail: str         # "17,000 vs 5,000 IOPS, higher is better"
-    tags: str = ""      # caveat tags of the winning figure
-    tie: str = ""       # "tie (within ±3 %)" when the difference is within the spread
-    tied: tuple[str, ...] = ()    # the servers that tie, leader first
-    value: str = ""     # "90,000 IOPS" when only one server has the figure: its figure, nothing to compare
+    what: str                       # "CPU all cores"
+    winner: str                     # the reference server (the leader, or the baseline)
+    detail: str                     # "10.8 ops/s, higher is better"
+    standings: tuple[Standing, ...] = ()   # the other servers, in the comparison's order
+    baseline: bool = False          # the reference is the baseline
+    tags: str = ""                  # caveat tags of the reference's figure
+    value: str = ""                 # "10.8 ops/s"
+    unit: str = ""
+
+    @property
+    def alone(self) -> bool:
+        return not self.standings
+
+    @property
+    def reference_text(self) -> str:
+        """ "honA leads with 10.8 ops/s", "honT, the baseline, has 5.4 ops/s", "90,000 IOPS on db-01"."""
+        if self.alone:
+            return f"{self.value} on {self.winner}"
+        return f"{self.winner} {'(the baseline) has' if self.baseline else 'leads with'} {self.value}"
 
     @property
     def text(self) -> str:
-        if self.value:
-            return f"{self.what}: {self.value} on {self.winner}"
-        if self.tie:
-            return f"{self.what}: {names_text(self.tied or (self.winner, self.other))} {self.tie}"
-        if not self.ratio:
-            return f"{self.what}: {self.winner} and {self.other} tie"
-        return f"{self.what}: {self.winner} {self.ratio} {self.other}"
+        return f"{self.what}: " + "; ".join([self.reference_text] + [f"{s.row}: {s.text}" for s in self.standings])
 
 
 @dataclass(frozen=True)
@@ -234,31 +241,21 @@ def names_text(names: Sequence[str]) -> str:
 
 
 def headlines(comparison: Comparison) -> list[Headline]:
-    """One line per headline figure: who wins and by how much, or who ties; the figure itself when only one
-    server has it."""
+    """One entry per headline figure: the reference's figure and every other server's standing (the
+    comparison's standings: the same numbers as the summary, the CSV and the JSON)."""
     out = []
     for item in comparison.metrics:
         if not item.headline:
             continue
-        test = CATALOGUE.label(item.test)
-        what = item.label if item.test == "disk" or item.label.lower().startswith(test.lower()) \
-            else f"{test}: {item.label}"
-        found = lead(comparison, item)
-        column = comparison.column(item.key)
-        if found is None:
-            if len(column) == 1:
-                row, alone = column[0]
-                spread = f"{alone.spread_text}, " if alone.spread_text else ""
-                out.append(Headline(what, row.label, "", "", f"{spread}{item.better} is better",
-                                    alone.tags, value=f"{alone.text} {item.unit}".strip()))
+        found = comparison.standings_of(item.key)
+        reference = next((s for s in found if s.verdict == REFERENCE), None)
+        if reference is None:
             continue
-        best, other = found.best, found.other
-        if found.is_tie and found.other_row not in found.tied:   # a tie is told against a server it ties with
-            other = found.runner_up
-        detail = f"{best.text} vs {other.text} {item.unit}, {item.better} is better".replace("  ", " ")
-        ratio = ratio_text(found.ratio) if found.ratio is not None and not found.is_tie else ""
-        out.append(Headline(what, found.best_row.label, ratio, found.other_row.label, detail, best.tags,
-                            found.verdict, tuple(row.label for row in found.tied)))
+        what = figure_name(item) if item.test != "disk" else item.label
+        cell = next(c for row, c in comparison.column(item.key) if row.label == reference.row)
+        out.append(Headline(what, reference.row, f"{item.better} is better", tuple(s for s in found
+                                                                                   if s is not reference),
+                            reference.baseline, cell.tags, f"{reference.value_text} {item.unit}".strip(), item.unit))
     return out
 
 

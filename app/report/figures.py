@@ -1,7 +1,8 @@
-"""What the report prints beside a compared figure: its spread and whether it ties (Qt-free).
+"""What the report prints beside a compared figure: its verdict, and the range of its repeats (Qt-free).
 
-The comparison owns the numbers (app.compare.ties decides what is a tie); this only words them for a
-page: "±2.1 %", a whisker over the range the figure could take by chance, "tie (within ±3 %)".
+The comparison owns the numbers (app.compare.ties decides every verdict); this only words them for a
+page: "0.46x of honA (0.42–0.50)", "tie with honA (within ±3 %)", a whisker from the lowest to the highest
+of a figure's repeats. "±" on the page means one thing: a verdict's range.
 """
 from __future__ import annotations
 
@@ -19,23 +20,25 @@ class Whisker:
 
 
 def spread_text(cell: Cell) -> str:
-    """ "±2.1 %": how far the figure could be off by chance, when its spread was measured; "" otherwise."""
-    return cell.spread_text
+    """Nothing beside the number: in a comparison the only ± is the verdict's range (under the number)."""
+    return ""
 
 
 def whisker(cell: Cell) -> Whisker | None:
-    """The range the figure could take by chance (value ± margin): where two ranges overlap, the servers tie.
-    None when no spread was measured (an assumed margin is not drawn)."""
-    if not cell.measured or cell.margin is None or cell.value is None or cell.margin <= 0:
+    """From the lowest to the highest of the figure's repeats; None for a single run (its run-to-run range is
+    not measured: the verdict's noise floor stands in, and is said there)."""
+    spread = cell.spread
+    if cell.repeats < 2 or spread is None or cell.value is None:
         return None
-    if not (math.isfinite(cell.value) and math.isfinite(cell.margin)):
+    if not (math.isfinite(spread.min) and math.isfinite(spread.max)) or spread.max <= spread.min:
         return None
-    return Whisker(cell.value - cell.margin, cell.value + cell.margin)
+    return Whisker(spread.min, spread.max)
 
 
 def tie_text(cell: Cell) -> str:
-    """ "tie (within ±3 %)" when the comparison found no winner for this figure; "" otherwise."""
-    return cell.verdict if cell.tie else ""
+    """The figure's verdict against the reference ("" for the reference itself: its cell says leader/baseline
+    by its shade and the table's legend)."""
+    return cell.verdict if cell.kind not in ("", "reference") or cell.partial else ""
 
 
 def short_label(item: MetricSpec) -> str:

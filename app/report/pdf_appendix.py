@@ -1,6 +1,7 @@
 """The closing pages: how each test was run, in sentences, then the appendix of caveats and definitions."""
 from __future__ import annotations
 
+from app.compare.noise_floors import floor_for
 from app.compare.ties import tie_rule
 from app.report.consistency import CONSISTENCY_MEANS
 from app.report.content import ReportData
@@ -23,8 +24,12 @@ def methodology_section(flow: Flow, data: ReportData) -> None:
         flow.text(method.label, H3, after=1.0, keep=24.0)
         flow.text(method.text, BODY, after=7.0)
     if len(data.comparison.rows) > 1:
-        flow.text("Winners and ties", H3, after=1.0, keep=24.0)
-        flow.text(tie_rule(), BODY, after=7.0)
+        flow.text("Verdicts", H3, after=1.0, keep=24.0)
+        flow.text(tie_rule(), BODY, after=3.0)
+        floors = floor_sentences(data)
+        if floors:
+            flow.bullets(floors, BODY)
+        flow.gap(4.0)
     if data.steadiness:
         flow.text("Consistency", H3, after=1.0, keep=24.0)
         flow.text(CONSISTENCY_MEANS, BODY, after=7.0)
@@ -49,3 +54,15 @@ def appendix(flow: Flow, data: ReportData) -> None:
     flow.heading("Appendix: caveats", H2, before=10.0, after=3.0)
     labels = {method.test: method.label for method in data.methods}
     flow.bullets([f"{labels.get(note.test, note.test)} · {note.line}" for note in data.caveats], BODY)
+
+
+def floor_sentences(data: ReportData) -> list[str]:
+    """Where a noise floor stood in for repeats, and what the floor is: one sentence per figure."""
+    out = []
+    for key in dict.fromkeys(s.figure for s in data.comparison.standings if s.basis == "noise_floor"):
+        whom = [s.row for s in data.comparison.standings if s.figure == key and s.basis == "noise_floor"]
+        label = next(s.label for s in data.comparison.standings if s.figure == key)
+        floor = floor_for(key)
+        out.append(f"{label}: single runs of {', '.join(whom)} were judged with the noise floor of "
+                   f"±{floor.rsd_percent:g} % run to run, widened by the CPU steal each run saw. {floor.how}")
+    return out

@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QPainter
 from app.compare.metrics import TEST_LABELS, Metric
 from app.compare.model import Cell, Row
 from app.compare.prices import is_price_metric
+from app.compare.ties import LEGEND
 from app.report.content import Overlay, ReportData
 from app.report.figures import short_header, short_label, spread_text, tie_text, whisker
 from app.report.pdf_charts import (
@@ -67,7 +68,8 @@ def server_cell(data: ReportData, row: Row) -> TableCell:
 def result_cell(value: Cell | None, with_ratio: bool, steadiness: str = "", with_note: bool = True) -> TableCell:
     if value is None or value.value is None:
         return cell("—", CELL, right=True)
-    style = Style(CELL.size, bold=True, color=BEST) if value.best else CELL
+    style = Style(CELL.size, bold=True, color=BEST) if value.best else Style(CELL.size, color=MUTED) \
+        if value.partial else CELL
     first: Line = [(value.text, style)]
     spread = spread_text(value)
     if spread:
@@ -76,13 +78,15 @@ def result_cell(value: Cell | None, with_ratio: bool, steadiness: str = "", with
         first.append((f" ({value.note})", Style(7.5, color=MUTED)))
     lines = [first]
     second: Line = []
-    if with_ratio and value.ratio_text:
+    verdict = tie_text(value)   # the factor against the baseline is the verdict's own: never a second ratio
+    if verdict:
+        second.append((verdict, Style(7.5, color=MUTED) if value.partial or value.kind == "cant_tell" else TIE))
+    elif with_ratio and value.ratio_text:
         second.append((value.ratio_text, Style(7.5, color=ACCENT)))
-    tie = tie_text(value)
-    if tie:
-        second.append((("  " if second else "") + tie, TIE))
     if value.tags:
         second.append((("  " if second else "") + value.tags, TAG))
+    if value.until_stable_missed:
+        second.append((("  " if second else "") + value.until_stable_missed, TAG))
     if second:
         lines.append(second)
     if steadiness:
@@ -157,11 +161,11 @@ def legend_sentences(data: ReportData) -> list[str]:
     comparison = data.comparison
     several = len(comparison.rows) > 1
     out = ["The best value of each figure in bold green on a light green cell."] if several else []
-    if comparison.baseline is not None:
-        out.append(f"Under each value: how many times as good as the baseline {comparison.baseline.label} it is.")
-    out.append("±: how far a figure could be off by chance, from its measured spread"
-               + ("; the whisker on a bar spans that range, and servers whose ranges overlap tie (see Winners and "
-                  "ties)." if several else "."))
+    if several:
+        against = f"the baseline {comparison.baseline.label}" if comparison.baseline is not None else "the leader"
+        out.append(f"Under each value: its verdict against {against} (see Verdicts). {LEGEND} The whisker on a "
+                   "bar spans a server's repeats, lowest to highest. A run that did not complete is grey, with its "
+                   "reason, and never judged.")
     if data.steadiness:
         out.append("Under a headline figure: how steady the server was (see Consistency).")
     if data.caveats:

@@ -11,6 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QMarginsF, QRectF, Qt
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 
+from app.compare.ties import LEGEND
 from app.report.content import ReportData, ReportError, host_spec
 from app.report.pdf_appendix import methodology_section
 from app.report.pdf_pages import (
@@ -37,6 +38,11 @@ PAGE_SIZES = {"A4": QPageSize.PageSizeId.A4, "Letter": QPageSize.PageSizeId.Lett
 HEADLINE = Style(15.0, bold=True)
 WINNER = Style(15.0, bold=True, color=BEST)
 RATIO = Style(15.0, bold=True, color=ACCENT)
+STANDING = Style(11.5)
+STANDING_NAME = Style(11.5, bold=True)
+# ahead and behind in the accent, a tie plain, can't tell muted: a reader sees at once which say something
+VERDICT_STYLES = {"ahead": Style(11.5, bold=True, color=ACCENT), "behind": Style(11.5, bold=True, color=ACCENT),
+                  "tie": STANDING, "cant_tell": Style(11.5, color=MUTED)}
 TITLE = Style(26.0, bold=True)
 SUBTITLE = Style(14.0, color=MUTED)
 
@@ -110,25 +116,24 @@ def title_page(flow: Flow, data: ReportData, logo: QImage | None) -> None:
                                     options.date.strftime("%d %B %Y")) if p)
     flow.text(byline, Style(10.5, color=MUTED), after=22.0)
     flow.text("Outcome", H2, after=2.0, keep=40.0)
-    if any(line.ratio and not line.tie for line in data.headlines):
-        flow.text("3.4x means 3.4 times as good: more per second, or less time.", SMALL, after=8.0)
-    elif any(line.tie for line in data.headlines):
-        flow.text("A tie: the servers' figures differ by less than their spread allows.", SMALL, after=8.0)
+    if any(line.standings for line in data.headlines):
+        flow.text(f"{LEGEND} A tie is within the range shown; can't tell yet says what would settle it.", SMALL,
+                  after=8.0)
     if not data.headlines:
         flow.text("None of the compared runs measured a headline figure; the tables on the next pages show every "
                   "figure there is.", BODY, after=8.0)
     for line in data.headlines:
-        if line.value:
-            big: Line = [(f"{line.what}: ", HEADLINE), (line.value, RATIO), (f" on {line.winner}", HEADLINE)]
-        elif line.ratio and not line.tie:
-            big = [(f"{line.what}: ", HEADLINE), (line.winner, WINNER), (f" {line.ratio} ", RATIO),
-                   (line.other, HEADLINE)]
-        elif line.tie:
-            names = line.text[len(line.what) + 2:].removesuffix(line.tie).strip()
-            big = [(f"{line.what}: ", HEADLINE), (names, HEADLINE), (f" {line.tie}", RATIO)]
+        big: Line = [(f"{line.what}: ", HEADLINE), (line.winner, WINNER if not line.alone else HEADLINE)]
+        if line.alone:
+            big = [(f"{line.what}: ", HEADLINE), (line.value, RATIO), (f" on {line.winner}", HEADLINE)]
+        elif line.baseline:
+            big += [(" (baseline) ", HEADLINE), (line.value, RATIO)]
         else:
-            big = [(f"{line.what}: ", HEADLINE), (line.text[len(line.what) + 2:], HEADLINE)]
-        flow.rich([big], after=1.0, keep=14.0)
+            big += [(" leads with ", HEADLINE), (line.value, RATIO)]
+        flow.rich([big], after=1.0, keep=14.0 + 14.0 * len(line.standings))
+        for standing in line.standings:
+            style = VERDICT_STYLES.get(standing.verdict, STANDING)
+            flow.rich([[("    " + standing.row + ": ", STANDING_NAME), (standing.text, style)]], after=0.5)
         detail: Line = [(line.detail, Style(9.5, color=MUTED))]
         if line.tags:
             detail.append((f"   caveat: {line.tags}", Style(9.5, bold=True, color=CAVEAT)))
