@@ -217,7 +217,10 @@ def _settle(x: Runs, reference: Runs, low: float, high: float, noise: float, tie
     half, centre = (high - low) / 2.0, (high + low) / 2.0
     needed = max(abs(centre) - noise, tie_limit - abs(centre))   # the half-width that would decide it
     runs = min(x.n, reference.n)
-    if needed <= 0:
+    if runs < MIN_BOOTSTRAP_RUNS:   # below three runs each the range rests on the floor: measure it instead
+        more = MIN_BOOTSTRAP_RUNS - runs
+        parts.append(f"run {more} more repeat{'s' if more != 1 else ''} on each")
+    elif needed <= 0:
         parts.append("the difference is about the size of the run-to-run noise: more repeats will hardly "
                      "settle it")
     else:
