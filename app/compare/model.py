@@ -309,7 +309,7 @@ def standings_for(items: Sequence[Metric], rows: Sequence[Row]) -> tuple[Standin
             out.append(Standing(item.key, item.label, item.unit, row.label, row.run_ids, cell.value, cell.text,
                                 verdict.kind, verdict.factor, verdict.lo, verdict.hi,
                                 cell.judged.against or row.label, verdict.settle, verdict.basis, cell.verdict,
-                                cell.judged.baseline))
+                                cell.judged.baseline, cell.tags))
     return tuple(out)
 
 

@@ -156,12 +156,13 @@ class Standing:
     basis: str               # repeats or noise_floor
     text: str                # "0.46x of honA (0.42–0.50)", "leader", "tie with honA (within ±4.1 %)"
     baseline: bool = False   # the reference is the baseline (else the leader)
+    tags: str = ""           # caveat tags of this figure: a standing that rests on one says so
 
     def to_json(self) -> dict[str, Any]:
         return {"figure": self.figure, "label": self.label, "row": self.row, "run_ids": list(self.run_ids),
                 "verdict": self.verdict, "factor": self.factor, "lo": self.lo, "hi": self.hi,
                 "against": self.against, "settle": self.settle, "basis": self.basis, "text": self.text,
-                "value": self.value, "unit": self.unit}
+                "value": self.value, "unit": self.unit, "caveats": self.tags}
 
 
 def standing_line(what: str, unit: str, standings: Sequence[Standing]) -> str:
@@ -173,7 +174,11 @@ def standing_line(what: str, unit: str, standings: Sequence[Standing]) -> str:
     reference = next((s for s in standings if s.verdict == REFERENCE), None)
     parts = []
     if reference is not None:
-        role = "the baseline, has" if reference.baseline else "leads with"
-        parts.append(f"{reference.row} {role} {reference.value_text} {unit}".rstrip())
-    parts += [f"{s.row}: {s.text}" for s in standings if s.verdict != REFERENCE]
+        role = "(baseline) has" if reference.baseline else "leads with"
+        parts.append(f"{reference.row} {role} {reference.value_text} {unit}".rstrip() + _caveat(reference))
+    parts += [f"{s.row}: {s.text}{_caveat(s)}" for s in standings if s.verdict != REFERENCE]
     return f"{what}: " + "; ".join(parts) + "."
+
+
+def _caveat(standing: Standing) -> str:
+    return f" (caveat: {standing.tags})" if standing.tags else ""

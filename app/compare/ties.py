@@ -120,13 +120,14 @@ class Verdict:
 
 
 def factor_text(value: float | None) -> str:
-    """ "0.46", "1.06", "3.7", "12": enough figures to read a factor by, no trailing zeros."""
+    """ "0.46", "1.06", "3.7", "12": two significant figures, and two decimals near 1 where ties are read."""
     if value is None or not math.isfinite(value):
         return "?"
     if value >= 10:
         return f"{value:.0f}"
-    text = f"{value:.2g}" if value < 1 else f"{value:.3g}"
-    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text
+    if value >= 2:
+        return f"{value:.1f}"
+    return f"{value:.2f}" if value >= 1 else f"{value:.2g}"
 
 
 def within_text(percent: float) -> str:

@@ -72,10 +72,10 @@ class Headline:
 
     @property
     def reference_text(self) -> str:
-        """ "honA leads with 10.8 ops/s", "honT, the baseline, has 5.4 ops/s", "90,000 IOPS on db-01"."""
+        """ "honA leads with 10.8 ops/s", "honT (baseline) has 5.4 ops/s", "90,000 IOPS on db-01"."""
         if self.alone:
             return f"{self.value} on {self.winner}"
-        return f"{self.winner} {'(the baseline) has' if self.baseline else 'leads with'} {self.value}"
+        return f"{self.winner} {'(baseline) has' if self.baseline else 'leads with'} {self.value}"
 
     @property
     def text(self) -> str:

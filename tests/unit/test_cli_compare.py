@@ -26,9 +26,12 @@ def runs(cli_env, qapp):
 def test_table_summary_and_caveats(runs, capsys) -> None:
     assert main(["compare", "1", "2", "--baseline", "1"]) == 0
     out = capsys.readouterr().out
-    assert "old-server (baseline)" in out and "*17,000 3.4x" in out
-    assert "new-server leads with 17,000 IOPS, 3.4x the baseline old-server" in out
+    assert "old-server (baseline)" in out and "*17,000 — ahead of old-server by 3.4x (" in out
+    assert "old-server (baseline) has 5,000 IOPS; new-server: ahead of old-server by 3.4x (" in out
     assert "new-server: Cached I/O (no O_DIRECT)" in out
+    # the legend says what the ranges are, and where a noise floor stood in for repeats
+    assert "not a standard deviation" in out
+    assert "Judged with the figure's noise floor" in out and "new-server, Random read 4 KiB" in out
 
 
 def test_json_csv_and_pdf_in_one_go(runs, capsys, tmp_path: Path) -> None:
@@ -43,10 +46,15 @@ def test_json_csv_and_pdf_in_one_go(runs, capsys, tmp_path: Path) -> None:
     assert (cell["value"], cell["ratio_text"], cell["best"]) == (17_000.0, "3.4x", True)
     assert "cached" in new["cells"]["disk:randread_1m.mbps"]["caveats"]
     assert any("may be absorbing them" in line for line in document["caveats"])
-    assert "3.4x the baseline old-server" in document["summary"]
+    assert "new-server: ahead of old-server by 3.4x (" in document["summary"]
+    standing = next(s for s in document["standings"] if s["figure"] == "disk:randread_4k.iops" and
+                    s["row"] == "new-server")
+    assert (standing["verdict"], standing["against"], standing["basis"]) == ("ahead", "old-server", "noise_floor")
+    assert standing["factor"] == pytest.approx(3.4) and standing["lo"] < 3.4 < standing["hi"]
     rows = list(csv.DictReader(io.StringIO(table.read_text())))
     assert [r["server"] for r in rows] == ["old-server", "new-server"]
     assert float(rows[1]["Random read 4 KiB (IOPS)"]) == 17_000.0
+    assert float(rows[1]["Random read 4 KiB factor lo"]) == standing["lo"]
     assert pdf.read_bytes().startswith(b"%PDF")
     assert "PDF: " in captured.err and "pages)" in captured.err
 

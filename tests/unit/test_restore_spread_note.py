@@ -24,7 +24,7 @@ def restore_run(run_id: int, host: str, jn_s: float, group: str = "", index: int
 def test_single_restore_runs_say_their_spread_comes_from_repeats_only() -> None:
     comparison = build([restore_run(1, "db-01", 140.0), restore_run(2, "db-02", 700.0)])
     cell = comparison.rows[0].cells[KEY]
-    assert cell.note == FROM_REPEATS_ONLY and cell.spread_text == "" and not cell.measured
+    assert cell.note == FROM_REPEATS_ONLY and cell.judged.verdict.basis == "noise_floor"
     assert FROM_REPEATS_ONLY in figure_text(cell, with_ratio=False)          # the window's table
     table = text_table(comparison).text()                                   # the command line and the PDF table
     assert table.count(FROM_REPEATS_ONLY) == 2 * 2                          # -j 1 and -j N, both servers
@@ -36,7 +36,8 @@ def test_repeated_restores_have_a_spread_and_no_such_note() -> None:
     runs += [restore_run(i, "db-02", 700.0 + i, "g2", i - 3) for i in (4, 5, 6)]
     comparison = build(runs)
     cell = comparison.rows[0].cells[KEY]
-    assert cell.repeats == 3 and cell.measured and cell.spread_text.startswith("±")
+    assert cell.repeats == 3 and cell.spread is not None and cell.spread.n == 3
+    assert comparison.rows[1].cells[KEY].judged.verdict.basis == "repeats"
     assert FROM_REPEATS_ONLY not in cell.note and "median of 3 runs" in cell.note
 
 
