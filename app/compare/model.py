@@ -153,11 +153,20 @@ class Comparison:
         return [s for s in self.standings if s.figure == key]
 
     def summary(self) -> str:
-        """The paragraph a customer reads first."""
+        """The paragraph a customer reads first: who was compared, every server's standing on every headline
+        figure, and how many caveats apply."""
+        return self.overview(with_standings=True)
+
+    def overview(self, with_standings: bool = False) -> str:
+        """Who was compared and how many caveats apply (the PDF's first page lists the standings above it)."""
         names = ", ".join(row.label for row in self.rows)
         parts = [f"{len(self.rows)} server{'s' if len(self.rows) != 1 else ''} compared ({names})"
                  + (f", baseline {self.baseline.label}" if self.baseline else "") + "."]
-        parts += self.winners()
+        if with_standings:
+            parts += self.winners()
+        partial = [row.label for row in self.rows if any(c.partial for c in row.cells.values())]
+        if partial:
+            parts.append(f"Not judged (a run that did not complete): {', '.join(partial)}.")
         flagged = sum(1 for row in self.rows for c in row.caveats) + len(self.between)
         if flagged:
             parts.append(f"{flagged} caveat{'s apply' if flagged != 1 else ' applies'}: see the notes beside the "

@@ -81,7 +81,7 @@ def result_cell(value: Cell | None, with_ratio: bool, steadiness: str = "", with
     verdict = tie_text(value)   # the factor against the baseline is the verdict's own: never a second ratio
     if verdict:
         second.append((verdict, Style(7.5, color=MUTED) if value.partial or value.kind == "cant_tell" else TIE))
-    elif with_ratio and value.ratio_text:
+    elif with_ratio and value.ratio_text and value.kind != "reference":
         second.append((value.ratio_text, Style(7.5, color=ACCENT)))
     if value.tags:
         second.append((("  " if second else "") + value.tags, TAG))

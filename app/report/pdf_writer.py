@@ -130,17 +130,21 @@ def title_page(flow: Flow, data: ReportData, logo: QImage | None) -> None:
             big += [(" (baseline) ", HEADLINE), (line.value, RATIO)]
         else:
             big += [(" leads with ", HEADLINE), (line.value, RATIO)]
+        big.append((f"   {line.detail}", Style(9.5, color=MUTED)))
+        if line.tags:
+            big.append((f"   caveat: {line.tags}", Style(9.5, bold=True, color=CAVEAT)))
         flow.rich([big], after=1.0, keep=14.0 + 14.0 * len(line.standings))
         for standing in line.standings:
             style = VERDICT_STYLES.get(standing.verdict, STANDING)
-            flow.rich([[("    " + standing.row + ": ", STANDING_NAME), (standing.text, style)]], after=0.5)
-        detail: Line = [(line.detail, Style(9.5, color=MUTED))]
-        if line.tags:
-            detail.append((f"   caveat: {line.tags}", Style(9.5, bold=True, color=CAVEAT)))
-        flow.rich([detail], after=8.0)
+            entry: Line = [("    " + standing.row + ": ", STANDING_NAME), (standing.text, style)]
+            if standing.tags:
+                entry.append((f"   caveat: {standing.tags}", Style(9.5, bold=True, color=CAVEAT)))
+            flow.rich([entry], after=0.5)
+        flow.gap(7.0)
     flow.gap(6.0)
     flow.text("Summary", H3, after=3.0, keep=30.0)
-    flow.text(comparison.summary(), BODY, after=8.0)
+    # the standings are the lines above: the summary adds who was compared and the caveats, not them again
+    flow.text(comparison.overview(), BODY, after=8.0)
     if options.notes.strip():
         flow.text("Notes", H3, after=3.0, keep=30.0)
         flow.text(options.notes.strip(), BODY, after=8.0)

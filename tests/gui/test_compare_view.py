@@ -72,29 +72,35 @@ def test_table_rows_columns_best_ratio_and_caveats(view):
     old_name = table.item(table.server_row("old-server"), 0).text()
     assert old_name.startswith("old-server") and "baseline" in old_name and "Xeon E5-2620" in old_name
     assert "baseline" not in table.item(table.server_row("new-server"), 0).text()
-    # best: highlighted, bold and said in words; the ratio to the baseline beside it
+    # best: highlighted, bold and said in words; its verdict against the baseline, factor and range, beside it
     best = table.figure_item("new-server", IOPS)
-    assert best.text().startswith("★ 17,000") and "3.4x · best" in best.text()
+    assert best.text().startswith("★ 17,000") and "ahead of old-server by 3.4x (" in best.text()
+    assert best.text().splitlines()[1].endswith(") · best")
     assert best.background().color() == BEST_SHADE and best.font().bold()
     assert best.textAlignment() & Qt.AlignmentFlag.AlignRight
     other = table.figure_item("old-server", IOPS)
     assert "best" not in other.text() and other.background().color() != BEST_SHADE and not other.font().bold()
-    assert table.figure("new-server", LAT).startswith("★ 0.200") and "4.0x" in table.figure("new-server", LAT)
-    assert table.figure("new-server", MULTI).splitlines()[1] == "2.5x · best"
+    # one p99 each: a tail latency's run-to-run range is too wide to name a winner
+    assert table.figure("new-server", LAT).startswith("0.200\ncan't tell yet vs old-server (")
+    assert "What would settle it: run 2 more repeats on each." in table.figure_item("new-server", LAT).toolTip()
+    assert table.figure("new-server", MULTI).splitlines()[1].startswith("ahead of old-server by 2.5x (")
+    assert table.figure("old-server", MULTI).splitlines()[1] == "baseline"
     # the caveat: a tag in the cell, its sentence in the tooltip and in the list that is always shown
     assert "⚠ cached" in best.text() and "Cached I/O" in best.toolTip()
     assert "cached" not in table.figure("new-server", MULTI)
     assert "new-server: Cached I/O (no O_DIRECT)" in view.caveat_text()
     assert view.caveats_label.isVisible()
     summary = view.summary_label.text()
-    assert "new-server leads with 17,000 IOPS (caveat: cached), 3.4x the baseline old-server" in summary
+    assert "old-server (baseline) has 5,000 IOPS; new-server: ahead of old-server by 3.4x (" in summary
+    assert "(caveat: cached)" in summary
 
 
-def test_without_a_baseline_no_ratios(view):
+def test_without_a_baseline_verdicts_are_against_the_leader(view):
     view.set_comparison(build(RUNS))
     assert view.baseline_picker.currentText() == NO_BASELINE
-    assert view.table.figure("new-server", IOPS).splitlines()[1] == "best"
-    assert "x" not in view.table.figure("old-server", IOPS)
+    assert view.table.figure("new-server", IOPS).splitlines()[1] == "leader · best"
+    # the other server's verdict is against the leader, with its factor and range
+    assert view.table.figure("old-server", IOPS).splitlines()[1].startswith("0.29x of new-server (")
 
 
 def test_baseline_picker_emits_the_rows_run_id(view, qtbot):
@@ -117,10 +123,11 @@ def test_rebuilding_on_the_baseline_signal_shows_the_ratios(view):
     view.set_comparison(build(RUNS))
     view.baseline_picker.setCurrentIndex(1)
     assert view.baseline_picker.currentText() == "old-server"
-    assert view.table.figure("new-server", IOPS).splitlines()[1] == "3.4x · best"
+    assert view.table.figure("new-server", IOPS).splitlines()[1].startswith("ahead of old-server by 3.4x (")
     assert "baseline" in view.table.item(view.table.server_row("old-server"), 0).text()
     view.baseline_picker.setCurrentIndex(0)
-    assert view.comparison.baseline is None and "3.4x" not in view.table.figure("new-server", IOPS)
+    assert view.comparison.baseline is None and view.table.figure("new-server", IOPS).splitlines()[1] == \
+        "leader · best"
 
 
 def test_bar_chart_per_metric_one_bar_per_server(view):
