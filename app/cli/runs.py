@@ -10,7 +10,7 @@ from app.cli.commands import command_help
 from app.cli.common import UsageError, expand_hosts, positive_count, print_json, print_table, stored_id
 from app.cli.exits import Exit
 from app.summary.facts import facts_lines
-from app.summary.spread_text import result_line
+from app.summary.spread_text import SD_LEGEND, result_line, spread_of_result
 from app.workbench import Workbench
 from storage.records import RunRecord, RunStatus
 
@@ -107,6 +107,8 @@ def _show(bench: Workbench, args: argparse.Namespace) -> int:
         print(f"error: {run.error}")
     for s in detail.results:
         print(result_line(s))   # with "±x % (min–max ...)" when the figure has a spread
+    if any(spread_of_result(s) is not None for s in detail.results):
+        print(SD_LEGEND)
     if detail.facts:
         print("facts:")
         for line in facts_lines(detail.facts):

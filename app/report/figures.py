@@ -19,11 +19,6 @@ class Whisker:
     high: float
 
 
-def spread_text(cell: Cell) -> str:
-    """Nothing beside the number: in a comparison the only ± is the verdict's range (under the number)."""
-    return ""
-
-
 def whisker(cell: Cell) -> Whisker | None:
     """From the lowest to the highest of the figure's repeats; None for a single run (its run-to-run range is
     not measured: the verdict's noise floor stands in, and is said there)."""

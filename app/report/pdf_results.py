@@ -14,7 +14,7 @@ from app.compare.model import Cell, Row
 from app.compare.prices import is_price_metric
 from app.compare.ties import LEGEND
 from app.report.content import Overlay, ReportData
-from app.report.figures import short_header, short_label, spread_text, tie_text, whisker
+from app.report.figures import short_header, short_label, tie_text, whisker
 from app.report.pdf_charts import (
     Bar,
     Curve,
@@ -71,9 +71,6 @@ def result_cell(value: Cell | None, with_ratio: bool, steadiness: str = "", with
     style = Style(CELL.size, bold=True, color=BEST) if value.best else Style(CELL.size, color=MUTED) \
         if value.partial else CELL
     first: Line = [(value.text, style)]
-    spread = spread_text(value)
-    if spread:
-        first.append((f" {spread}", SPREAD))
     if value.note and with_note:
         first.append((f" ({value.note})", Style(7.5, color=MUTED)))
     lines = [first]

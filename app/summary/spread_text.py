@@ -115,3 +115,8 @@ def result_line(result: Any) -> str:
         pm = plus_minus(spread)
         line += f"  {pm + ' ' if pm else ''}({range_text(spread)}, {spread.kind})"
     return line
+
+
+# `runs show` and the run summary: what their "±" is (compare's ranges are the verdicts' run-to-run ranges)
+SD_LEGEND = ("±: one standard deviation of the figure's per-interval rate (of its repeats, across runs), in % of its "
+             "mean: how steady it was, not how far the next run may land (compare judges that)")

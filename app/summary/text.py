@@ -10,7 +10,7 @@ from app.catalogue.caveats import summary_caveats
 from app.summary.base import Table, result_parts, run_evidence
 from app.summary.disk_cpu import CPU_PHASES, cpu_lines, cpu_table, disk_jobs, disk_table, sweep_line
 from app.summary.services import service_text
-from app.summary.spread_text import consistency_line, disk_consistency_table, spread_of_result
+from app.summary.spread_text import SD_LEGEND, consistency_line, disk_consistency_table, spread_of_result
 
 SUMMARISED = ("disk", "cpu", "mailstorm", "restore")   # tests with their own tables
 CPU_PHASE_LABELS = ("single core", "all cores")
@@ -64,8 +64,8 @@ def summary_text(host: str, status: str, results: Sequence[Any], warnings: Seque
     if tests - set(SUMMARISED):
         lines.append(other_table(results).text("  "))
     if any(spread_of_result(r) is not None for r in results):
-        # a comparison's "±" is another range (the one its ties rule uses): say which this one is
-        lines.append("  ±: one standard deviation of the figure's per-interval rate, in % of its mean")
+        # a comparison's "±" is another range (its verdicts' run-to-run range): say which this one is
+        lines.append("  " + SD_LEGEND)
     if not results and status == "done":
         lines.append("  no results")
     if warnings:

@@ -119,6 +119,8 @@ def test_command_line_shows_the_spread_and_export_keeps_it(cli_env, capsys, tmp_
     shown = capsys.readouterr().out
     line = next(line for line in shown.splitlines() if line.split()[:2] == ["cpu", "single"])
     assert "±" in line and "over 5 × 0.2 s, within run" in line
+    # its legend says this ± is a standard deviation, not the run-to-run range compare's verdicts use
+    assert "±: one standard deviation of the figure's per-interval rate" in shown
 
     store = open_store(os.environ["BENCHBAY_DB"])
     other = open_store(f"sqlite:///{tmp_path / 'other.sqlite3'}")
