@@ -107,7 +107,7 @@ def figure_tip(cell: CellView, baseline: RowView | None, item: MetricView) -> st
     partial = getattr(cell, "partial", "")
     if partial:
         lines.append(f"Not compared: {partial}; its figures are partial.")
-    settle = getattr(getattr(getattr(cell, "judged", None), "verdict", None), "settle", None)
+    settle = getattr(cell, "settle", "")
     if settle:
         lines.append(f"What would settle it: {settle}.")
     if getattr(cell, "verdict", ""):

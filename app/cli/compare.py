@@ -122,7 +122,7 @@ def _write_pdf(bench: Workbench, args: argparse.Namespace) -> int:
 def _cell_json(cell: Cell) -> dict[str, Any]:
     verdict = cell.judged.verdict if cell.judged is not None else None
     return {"value": cell.value, "text": cell.text, "note": cell.note, "ratio": cell.ratio,
-            "ratio_text": cell.ratio_text, "best": cell.best, "verdict": cell.verdict,
+            "ratio_text": cell.ratio_text, "best": cell.best, "verdict": cell.verdict_said,
             "verdict_kind": cell.kind, "factor": verdict.factor if verdict else None,
             "lo": verdict.lo if verdict else None, "hi": verdict.hi if verdict else None,
             "against": cell.judged.against if cell.judged else None, "settle": verdict.settle if verdict else None,

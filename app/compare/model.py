@@ -73,8 +73,18 @@ class Cell:
 
     @property
     def verdict(self) -> str:
-        """ "ahead of honA by 1.8x (1.6–2.0)", "tie with honA (within ±4.1 %)", "leader", "not compared: …"."""
+        """ "ahead of honA by 1.8x (1.6–2.0)", "tie with honA (within ±4.1 %)", "leader", "not compared: …":
+        short enough for a table cell (what would settle a can't-tell is in `settle` and the summary)."""
+        return self.judged.text(self.partial, with_settle=False) if self.judged is not None else ""
+
+    @property
+    def verdict_said(self) -> str:
+        """The verdict as the summary says it: with what would settle a can't-tell."""
         return self.judged.text(self.partial) if self.judged is not None else ""
+
+    @property
+    def settle(self) -> str:
+        return (self.judged.verdict.settle or "") if self.judged is not None else ""
 
     @property
     def kind(self) -> str:
@@ -317,7 +327,7 @@ def standings_for(items: Sequence[Metric], rows: Sequence[Row]) -> tuple[Standin
             verdict = cell.judged.verdict
             out.append(Standing(item.key, item.label, item.unit, row.label, row.run_ids, cell.value, cell.text,
                                 verdict.kind, verdict.factor, verdict.lo, verdict.hi,
-                                cell.judged.against or row.label, verdict.settle, verdict.basis, cell.verdict,
+                                cell.judged.against or row.label, verdict.settle, verdict.basis, cell.verdict_said,
                                 cell.judged.baseline, cell.tags))
     return tuple(out)
 

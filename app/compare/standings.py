@@ -55,12 +55,12 @@ class Judged:
     def kind(self) -> str:
         return self.verdict.kind
 
-    def text(self, partial: str = "") -> str:
+    def text(self, partial: str = "", with_settle: bool = True) -> str:
         if self.verdict.kind == REFERENCE:
             return "baseline" if self.baseline else "leader"
         if partial:
             return f"not compared: {partial}"
-        return self.verdict.text(self.against)
+        return self.verdict.text(self.against, with_settle)
 
 
 @dataclass(frozen=True)

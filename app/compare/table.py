@@ -113,4 +113,4 @@ def verdict_fields(cell: Cell | None) -> list[str]:
         return [""] * len(VERDICT_COLUMNS)
     verdict = cell.judged.verdict
     return [verdict.kind, _number(verdict.factor), _number(verdict.lo), _number(verdict.hi),
-            cell.judged.against, verdict.basis, verdict.settle or "", cell.verdict]
+            cell.judged.against, verdict.basis, verdict.settle or "", cell.verdict_said]

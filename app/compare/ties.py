@@ -101,7 +101,7 @@ class Verdict:
             return None
         return 100.0 * (max(self.hi, 1.0 / self.lo) - 1.0)
 
-    def text(self, against: str) -> str:
+    def text(self, against: str, with_settle: bool = True) -> str:
         """ "ahead of honA by 1.8x (1.6–2.0)", "0.46x of honA (0.42–0.50)", "tie with honA (within ±4.1 %)",
         "can't tell yet vs honA (0.71–1.9x): run 3 more repeats on each"."""
         if self.kind == REFERENCE:
@@ -113,10 +113,11 @@ class Verdict:
             return f"{factor_text(self.factor)}x of {against} {interval}"
         if self.kind == TIE:
             return f"tie with {against} (within {within_text(self.within_percent or 0.0)})"
-        if self.lo is None:
-            return f"can't tell yet vs {against}" + (f": {self.settle}" if self.settle else "")
-        return (f"can't tell yet vs {against} ({factor_text(self.lo)}–{factor_text(self.hi)}x)"
-                + (f": {self.settle}" if self.settle else ""))
+        settle = f": {self.settle}" if self.settle and with_settle else ""
+        if self.lo is None:   # no range at all: the reason is the verdict, so it is always said
+            reason = f": {self.settle}" if self.settle else ""
+            return (f"can't tell yet vs {against}" if against else "can't tell yet") + reason
+        return f"can't tell yet vs {against} ({factor_text(self.lo)}–{factor_text(self.hi)}x)" + settle
 
 
 def factor_text(value: float | None) -> str:
@@ -127,7 +128,7 @@ def factor_text(value: float | None) -> str:
         return f"{value:.0f}"
     if value >= 2:
         return f"{value:.1f}"
-    return f"{value:.2f}" if value >= 1 else f"{value:.2g}"
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
 
 
 def within_text(percent: float) -> str:

@@ -81,7 +81,7 @@ def test_a_hosts_tests_share_a_row_and_a_repeated_test_gets_a_dated_row() -> Non
     assert comparison.rows[0].run_ids == (1, 2)
     assert comparison.rows[2].cells["cpu:multi"].best
     assert comparison.baseline is None and comparison.rows[0].cells["cpu:multi"].ratio is None
-    assert "CPU all cores: db2 leads with 800 ops/s; db1 2026-11-21 09:00: 0.5x of db2 (0.35–0.72)." \
+    assert "CPU all cores: db2 leads with 800 ops/s; db1 2026-11-21 09:00: 0.50x of db2 (0.35–0.72)." \
         in comparison.winners()
 
 
@@ -112,7 +112,7 @@ def test_caveats_sit_beside_the_figures_they_concern() -> None:
     assert any(line.startswith("nvme-box: Restore on a server with fsync off") for line in lines)
     # a lead that rests on a caveated figure says so in the winner's sentence too
     assert any(line.startswith("Disk, sync write 4 KiB: hdd-box leads with 4,000 IOPS (caveat: cached")
-               and "nvme-box: 0.2x of hdd-box (" in line
+               and "nvme-box: 0.20x of hdd-box (" in line
                for line in comparison.winners())
     # the agent's own warning about the same thing is not listed twice
     assert sum("fsync off" in line for line in lines) == 1

@@ -37,7 +37,7 @@ def test_figures_per_price_unit_with_the_price_date_and_source() -> None:
     assert comparison.price_lines() == ["old: 100 €/month (as of 2026-10-15; source: quote 4711)",
                                         "new: 200 €/month (as of 2026-11-01; source: Hetzner price list)"]
 
-    assert "CPU all cores per price: new leads with 20.0 ops/s per €/month; old: 0.5x of new (0.35–0.72)." \
+    assert "CPU all cores per price: new leads with 20.0 ops/s per €/month; old: 0.50x of new (0.35–0.72)." \
         in comparison.winners()
     table = text_table(comparison).text()
     assert "CPU all cores per price (ops/s per €/month)" in table

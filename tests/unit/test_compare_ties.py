@@ -75,7 +75,9 @@ def test_the_same_machine_three_times_never_names_a_winner() -> None:
         cells = [row.cells[key] for row in comparison.rows]
         assert not any(cell.best for cell in cells), key
         assert sorted(cell.kind for cell in cells) == ["cant_tell", "cant_tell", "reference"], key
-        assert all(cell.verdict.endswith(": run 2 more repeats on each") for cell in cells if cell.kind == CANT_TELL)
+        assert all(cell.settle == "run 2 more repeats on each" for cell in cells if cell.kind == CANT_TELL)
+        assert all(cell.verdict_said.endswith(": run 2 more repeats on each") for cell in cells
+                   if cell.kind == CANT_TELL)
     table = text_table(comparison).text()
     assert "*" not in table and "ahead" not in table
     summary = comparison.summary()
@@ -181,7 +183,8 @@ def test_steal_widens_a_single_run_and_is_named_in_what_would_settle_it() -> Non
     # the stored steal of a run reaches the verdict
     comparison = build([RunInput(record(1, "honA"), None, cpu(16.0, None, steal=12.0)),
                         RunInput(record(2, "honB"), None, cpu(10.0, None))])
-    assert "steal 12 % on honA" in comparison.rows[1].cells["cpu:multi"].verdict
+    assert "steal 12 % on honA" in comparison.rows[1].cells["cpu:multi"].verdict_said
+    assert "steal 12 % on honA" in comparison.summary()
 
 
 def test_tail_latency_has_a_wider_floor_than_throughput() -> None:
