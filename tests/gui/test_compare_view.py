@@ -208,3 +208,21 @@ def test_how_steady_a_server_was_stands_under_its_headline_figure(view):
     view.set_comparison(build(runs()))
     assert "variation 18.4 % · steal 7.2 %" in view.table.figure("shared-vm", "cpu:multi")
     assert "variation" not in view.table.figure("old-box", "cpu:multi")
+
+
+def test_a_cancelled_run_is_grey_says_why_and_is_never_starred(view):
+    from dataclasses import replace
+
+    from widgets.compare_table import LIGHT_SHADES
+
+    cancelled = RunInput(replace(record(3, "new-server", "disk"), status="cancelled"), facts("EPYC 7443P"),
+                         disk(90_000, 0.1))
+    view.set_comparison(build([RUNS[0], RUNS[1], cancelled, RUNS[3]]))
+    item = view.table.figure_item("new-server", IOPS)
+    assert item.text().splitlines() == ["90,000", "not compared: cancelled run", "⚠ cancelled"]
+    assert item.foreground().color() == LIGHT_SHADES["partial"] and not item.font().bold()
+    assert "Not compared: cancelled run" in item.toolTip()
+    # the completed server is the reference; the cancelled run's caveat stays off new-server's CPU figure
+    assert view.table.figure("old-server", IOPS).splitlines()[1] == "leader"
+    assert "cancelled" not in view.table.figure("new-server", MULTI)
+    assert "90,000" not in view.summary_label.text()
