@@ -107,6 +107,12 @@ def test_until_stable_gives_up_at_the_cap_and_says_so(workbench) -> None:
     outcome = run_repeated(bench, REQUEST, parse_repeat("until-stable", max_repeats=4))
     assert len(outcome.run_ids) == 4 and outcome.stable is False
     assert outcome.reason.startswith("not stable after 4 runs (the most allowed): multi RSE")
+    # the store keeps it, so compare, the CSV and the PDF flag the group's figures too
+    from app.compare.model import build, load_inputs
+
+    comparison = build(load_inputs(workbench, outcome.run_ids))
+    flagged = comparison.rows[0].cells["cpu:multi"].until_stable_missed
+    assert flagged.startswith("until stable: not reached, RSE ") and flagged.endswith("after 4 runs, target 2 %")
 
 
 def test_steady_runs_still_run_at_least_three_times(workbench) -> None:
