@@ -84,7 +84,8 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
                   and s.verdict != "reference"]
         if floors:
             print("Judged with the figure's noise floor (a single run on one side, so the run-to-run variation "
-                  "measured on real hosts stands in): " + "; ".join(floors) + ".")
+                  "measured on real hosts, or the host's own earlier repeats where they varied more, stands in): "
+                  + "; ".join(floors) + ".")
     lines = comparison.caveat_lines()
     if lines:
         print()

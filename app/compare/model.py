@@ -23,6 +23,7 @@ from typing import Any
 
 from app.catalogue import CATALOGUE
 from app.compare.caveats import Caveat, between_caveats, run_caveats, scoped
+from app.compare.host_noise import host_noise
 from app.compare.metrics import HIGHER, METRICS, Figure, Metric
 from app.compare.prices import base_key, is_price_metric, per_price, price_line, price_metric, priced
 from app.compare.rows import group_rows, row_labels, unit_figures
@@ -50,6 +51,7 @@ class RunInput:
     warnings: list[str] = field(default_factory=list)
     price: HostPrice | None = None   # the host's price in the inventory, when it has one
     until_stable_missed: str = ""    # "RSE 18 % after 10 runs, target 2 %": repeats that ended unsettled
+    host_noise: dict[str, float] = field(default_factory=dict)   # key -> sd of log(figure), the host's repeats
 
 
 @dataclass(frozen=True)
@@ -247,6 +249,7 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
     raw: list[tuple[str, list[RunInput], dict[str, Figure], list[Any], list[Caveat]]] = []
     partial: dict[tuple[int, str], str] = {}     # (row, test) -> why its figures are partial
     missed: dict[tuple[int, str], str] = {}      # (row, test) -> until-stable ended unsettled
+    measured: dict[tuple[int, str], dict[str, float]] = {}   # (row, test) -> the host's repeats' spread
     for label, group in zip(labels, groups, strict=True):
         runs = [run for unit in group for run in unit]
         found: dict[str, Figure] = {}
@@ -255,6 +258,8 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
             found.update(figures_)
             if why:
                 partial[(len(raw), unit[0].record.test)] = why
+            if len(unit) == 1 and unit[0].host_noise:
+                measured[(len(raw), unit[0].record.test)] = unit[0].host_noise
             unsettled = next((run.until_stable_missed for run in unit if run.until_stable_missed), "")
             if unsettled:
                 missed[(len(raw), unit[0].record.test)] = unsettled
@@ -284,7 +289,8 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
     if baseline_run_id is not None and base_index is None:
         raise ValueError(f"the baseline run {baseline_run_id} is not one of the compared runs")
 
-    columns = {item.key: judge_column(item, [Entry(i, label, found[item.key], partial.get((i, item.test), ""))
+    columns = {item.key: judge_column(item, [Entry(i, label, found[item.key], partial.get((i, item.test), ""),
+                                                   measured.get((i, item.test), {}).get(base_key(item.key), 0.0))
                                              for i, (label, _g, found, _r, _n) in enumerate(raw)
                                              if item.key in found], base_index)
                for item in shown}
@@ -350,14 +356,19 @@ def load_inputs(source: RunSource, run_ids: Iterable[int]) -> list[RunInput]:
     """The stored runs, with their warnings and their host's price; facts fall back to the host's latest.
     NotFound for a missing id."""
     out = []
+    noise: dict[tuple[str, str], dict[str, float]] = {}
     for run_id in run_ids:
         detail = source.run_detail(run_id)
+        if not detail.run.repeat_group and (detail.run.host_name, detail.run.test) not in noise:
+            noise[(detail.run.host_name, detail.run.test)] = host_noise(source, detail.run.host_name, detail.run.test)
         facts = detail.facts
         if facts is None:
             facts = source.latest_facts(detail.run.host_name)
         events = source.run_events(run_id)
         out.append(RunInput(detail.run, facts, list(detail.results), warning_messages(events),
-                            until_stable_missed=until_stable_missed(events)))
+                            until_stable_missed=until_stable_missed(events),
+                            host_noise={} if detail.run.repeat_group else
+                            noise[(detail.run.host_name, detail.run.test)]))
     prices = host_prices(source, [run.record.host_name for run in out])
     return [replace(run, price=prices.get(run.record.host_name)) for run in out]
 

@@ -41,6 +41,7 @@ class Entry:
     label: str
     figure: Figure
     partial: str = ""     # why the figure is partial ("cancelled run"); "" when its runs completed
+    host_log_sd: float = 0.0   # a single run: how much the host's own repeats in the store varied (sd of log)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,9 @@ class Column:
 
 
 def _runs(entry: Entry, key: str) -> Runs:
-    return Runs(entry.figure.runs, floor_for(base_key(key)).log_sd, entry.figure.steal, entry.label)
+    # the host's own repeats widen the floor where they varied more, never narrow it
+    floor = max(floor_for(base_key(key)).log_sd, entry.host_log_sd)
+    return Runs(entry.figure.runs, floor, entry.figure.steal, entry.label)
 
 
 def _basis(entry: Entry) -> str:

@@ -290,3 +290,30 @@ def test_every_compared_figure_has_a_shipped_noise_floor_that_says_where_it_came
 def test_the_method_reads_as_a_sentence() -> None:
     assert tie_rule() == TIE_RULE
     assert "bootstrap" in TIE_RULE and "noise floor" in TIE_RULE and "can't tell yet" in TIE_RULE
+
+
+def test_a_single_run_is_judged_with_its_hosts_own_repeats_when_they_varied_more_than_the_floor(workbench) -> None:
+    from app.compare.model import load_inputs
+
+    store = workbench.store
+
+    def stored(host: str, value: float, group: str = "", index: int | None = None) -> int:
+        run = store.runs.create(host, "cpu", {})
+        store.runs.add_results(run, cpu(value, None))
+        store.runs.finish(run, "done")
+        if group:
+            store.runs.set_repeat(run, group, index)
+        return run
+
+    quiet, noisy = stored("quiet", 10.0), stored("noisy", 20.0)
+    single = build(load_inputs(workbench, [quiet, noisy])).rows[0].cells["cpu:multi"]
+    assert single.kind == BEHIND     # half with one run each: beyond the CPU floor
+    for index, value in enumerate((10.0, 16.0, 7.0), start=1):   # the noisy host's earlier repeats varied a lot
+        stored("noisy", value, "ab" * 16, index)
+    widened = build(load_inputs(workbench, [quiet, noisy])).rows[0].cells["cpu:multi"]
+    assert widened.kind == CANT_TELL and widened.judged.verdict.hi > single.judged.verdict.hi
+    # a steady host's repeats never narrow the floor
+    for index, value in enumerate((10.0, 10.01, 10.02), start=1):
+        stored("quiet", value, "cd" * 16, index)
+    again = build(load_inputs(workbench, [quiet, noisy])).rows[0].cells["cpu:multi"]
+    assert again.judged.verdict.hi == pytest.approx(widened.judged.verdict.hi)
