@@ -105,7 +105,8 @@ def judge_column(item: Metric, entries: Sequence[Entry], base_index: int | None)
         if reference is None or entry.partial or not math.isfinite(entry.figure.value):
             why = entry.partial or "no finite figure"
             judged[entry.index] = Judged(Verdict(CANT_TELL, None, None, None, _basis(entry),
-                                                 f"{why}: run the test again to completion"), "", False)
+                                                 f"{why}: run the test again to completion"),
+                                         reference.label if reference is not None else "", base is not None)
             continue
         if entry is reference:
             judged[entry.index] = Judged(Verdict(REFERENCE, 1.0, None, None, _basis(entry)), "", base is not None)

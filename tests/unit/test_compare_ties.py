@@ -213,7 +213,8 @@ def test_a_cancelled_run_is_never_the_reference_nor_starred_and_its_caveat_stays
     assert not a.cells[key].best and a.cells[key].partial == "cancelled run"
     assert a.cells[key].verdict == "not compared: cancelled run" and a.cells[key].kind == CANT_TELL
     assert b.cells[key].kind == "reference"
-    assert [s.verdict for s in comparison.standings if s.figure == key] == ["cant_tell", "reference"]
+    assert [(s.verdict, s.against) for s in comparison.standings if s.figure == key] == [("cant_tell", "honB"),
+                                                                                         ("reference", "honB")]
     assert all(s.row != "honA" for s in comparison.standings if s.verdict == "reference" and s.figure == key)
     assert "90,000" not in " ".join(comparison.winners())
     # the cancelled disk run's caveat stands beside its disk figures, not beside honA's completed CPU run
