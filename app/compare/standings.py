@@ -51,6 +51,7 @@ class Judged:
     verdict: Verdict
     against: str             # the reference row's label ("" for the reference itself)
     baseline: bool           # the reference is the baseline (else the leader)
+    alone: bool = False      # the only server with this figure: nothing to compare it with
 
     @property
     def kind(self) -> str:
@@ -58,7 +59,7 @@ class Judged:
 
     def text(self, partial: str = "", with_settle: bool = True) -> str:
         if self.verdict.kind == REFERENCE:
-            return "baseline" if self.baseline else "leader"
+            return "" if self.alone else "baseline" if self.baseline else "leader"
         if partial:
             return f"not compared: {partial}"
         return self.verdict.text(self.against, with_settle)
@@ -109,7 +110,8 @@ def judge_column(item: Metric, entries: Sequence[Entry], base_index: int | None)
                                          reference.label if reference is not None else "", base is not None)
             continue
         if entry is reference:
-            judged[entry.index] = Judged(Verdict(REFERENCE, 1.0, None, None, _basis(entry)), "", base is not None)
+            judged[entry.index] = Judged(Verdict(REFERENCE, 1.0, None, None, _basis(entry)), "", base is not None,
+                                         alone=len(entries) == 1)
             continue
         unlike = _unlike(entry, reference, item.key)
         if unlike:
@@ -176,6 +178,8 @@ def standing_line(what: str, unit: str, standings: Sequence[Standing]) -> str:
     if not standings:
         return ""
     reference = next((s for s in standings if s.verdict == REFERENCE), None)
+    if reference is not None and len(standings) == 1:   # one server: its figure, nothing to compare
+        return f"{what}: {reference.value_text} {unit} on {reference.row}{_caveat(reference)}."
     parts = []
     if reference is not None:
         role = "(baseline) has" if reference.baseline else "leads with"
