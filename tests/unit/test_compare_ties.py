@@ -318,3 +318,10 @@ def test_a_single_run_is_judged_with_its_hosts_own_repeats_when_they_varied_more
         stored("quiet", value, "cd" * 16, index)
     again = build(load_inputs(workbench, [quiet, noisy])).rows[0].cells["cpu:multi"]
     assert again.judged.verdict.hi == pytest.approx(widened.judged.verdict.hi)
+
+
+def test_one_server_alone_is_said_with_its_figure_not_as_a_leader() -> None:
+    comparison = build([RunInput(record(1, "local"), None, cpu(20.4, None))])
+    assert comparison.winners() == ["CPU all cores: 20.4 ops/s on local."]
+    cell = comparison.rows[0].cells["cpu:multi"]
+    assert cell.verdict == "" and not cell.best and cell.kind == "reference"
