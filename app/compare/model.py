@@ -334,7 +334,8 @@ def standings_for(items: Sequence[Metric], rows: Sequence[Row]) -> tuple[Standin
             out.append(Standing(item.key, item.label, item.unit, row.label, row.run_ids, cell.value, cell.text,
                                 verdict.kind, verdict.factor, verdict.lo, verdict.hi,
                                 cell.judged.against or row.label, verdict.settle, verdict.basis, cell.verdict_said,
-                                cell.judged.baseline, cell.tags))
+                                cell.judged.baseline, cell.tags,
+                                (verdict.pairs_won, verdict.pairs_total) if verdict.pairs_total else None))
     return tuple(out)
 
 

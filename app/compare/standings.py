@@ -163,12 +163,14 @@ class Standing:
     text: str                # "0.46x of honA (0.42–0.50)", "leader", "tie with honA (within ±4.1 %)"
     baseline: bool = False   # the reference is the baseline (else the leader)
     tags: str = ""           # caveat tags of this figure: a standing that rests on one says so
+    pairs: tuple[int, int] | None = None   # repeats: run pairs this server won, of all pairs (U of Mann–Whitney)
 
     def to_json(self) -> dict[str, Any]:
         return {"figure": self.figure, "label": self.label, "row": self.row, "run_ids": list(self.run_ids),
                 "verdict": self.verdict, "factor": self.factor, "lo": self.lo, "hi": self.hi,
                 "against": self.against, "settle": self.settle, "basis": self.basis, "text": self.text,
-                "value": self.value, "unit": self.unit, "caveats": self.tags}
+                "value": self.value, "unit": self.unit, "caveats": self.tags,
+                "pairs_won": self.pairs[0] if self.pairs else None, "pairs": self.pairs[1] if self.pairs else None}
 
 
 def standing_line(what: str, unit: str, standings: Sequence[Standing]) -> str:

@@ -128,6 +128,8 @@ def test_skewed_repeats_of_a_throttled_disk_are_behind_with_a_factor_inside_the_
     verdict = slow.cells[key].judged.verdict
     assert slow.cells[key].kind == BEHIND and verdict.basis == "repeats"
     assert (verdict.pairs_won, verdict.pairs_total) == (0, 9)
+    standing = next(s for s in comparison.standings if s.row == "throttled" and s.figure == key)
+    assert (standing.verdict, standing.to_json()["pairs_won"], standing.to_json()["pairs"]) == ("behind", 0, 9)
     # the factor and its range lie within what the runs themselves allow
     assert 999.6 / 8053.0 * (1 - 1e-9) <= verdict.lo <= verdict.factor <= verdict.hi <= 999.8 / 3422.0 * (1 + 1e-9)
     assert verdict.factor == pytest.approx(999.6 / 3710.0)
