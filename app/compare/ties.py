@@ -107,11 +107,11 @@ class Verdict:
         "can't tell yet vs honA (0.71–1.9x): run 3 more repeats on each"."""
         if self.kind == REFERENCE:
             return "reference"
-        interval = f"({factor_text(self.lo)}–{factor_text(self.hi)})"
+        factor, lo, hi = same_decimals(self.factor, self.lo, self.hi)
         if self.kind == AHEAD:
-            return f"ahead of {against} by {factor_text(self.factor)}x {interval}"
+            return f"ahead of {against} by {factor}x ({lo}–{hi})"
         if self.kind == BEHIND:
-            return f"{factor_text(self.factor)}x of {against} {interval}"
+            return f"{factor}x of {against} ({lo}–{hi})"
         if self.kind == TIE:
             return f"tie with {against} (within {within_text(self.within_percent or 0.0)})"
         settle = f": {self.settle}" if self.settle and with_settle else ""
@@ -130,6 +130,19 @@ def factor_text(value: float | None) -> str:
     if value >= 2:
         return f"{value:.1f}"
     return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+
+
+def _decimals(value: float) -> int:
+    return 0 if value >= 10 else 1 if value >= 2 else 2 if value >= 0.1 else 3
+
+
+def same_decimals(factor: float | None, lo: float | None, hi: float | None) -> tuple[str, str, str]:
+    """A factor and its range with one number of decimals, enough for the factor and the low end:
+    "2.03 (1.89–2.10)", "0.27 (0.12–0.29)", "67 (38–116)"."""
+    if factor is None or lo is None or hi is None or not all(map(math.isfinite, (factor, lo, hi))):
+        return factor_text(factor), factor_text(lo), factor_text(hi)
+    places = max(_decimals(factor), _decimals(lo))
+    return f"{factor:.{places}f}", f"{lo:.{places}f}", f"{hi:.{places}f}"
 
 
 def within_text(percent: float) -> str:

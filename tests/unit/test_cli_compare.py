@@ -26,8 +26,8 @@ def runs(cli_env, qapp):
 def test_table_summary_and_caveats(runs, capsys) -> None:
     assert main(["compare", "1", "2", "--baseline", "1"]) == 0
     out = capsys.readouterr().out
-    assert "old-server (baseline)" in out and "*17,000 — ahead of old-server by 3.4x (" in out
-    assert "old-server (baseline) has 5,000 IOPS; new-server: ahead of old-server by 3.4x (" in out
+    assert "old-server (baseline)" in out and "*17,000 — ahead of old-server by 3.4" in out
+    assert "old-server (baseline) has 5,000 IOPS; new-server: ahead of old-server by 3.4" in out
     assert "new-server: Cached I/O (no O_DIRECT)" in out
     # the legend says what the ranges are, and where a noise floor stood in for repeats
     assert "not a standard deviation" in out
@@ -46,7 +46,7 @@ def test_json_csv_and_pdf_in_one_go(runs, capsys, tmp_path: Path) -> None:
     assert (cell["value"], cell["ratio_text"], cell["best"]) == (17_000.0, "3.4x", True)
     assert "cached" in new["cells"]["disk:randread_1m.mbps"]["caveats"]
     assert any("may be absorbing them" in line for line in document["caveats"])
-    assert "new-server: ahead of old-server by 3.4x (" in document["summary"]
+    assert "new-server: ahead of old-server by 3.4" in document["summary"]
     standing = next(s for s in document["standings"] if s["figure"] == "disk:randread_4k.iops" and
                     s["row"] == "new-server")
     assert (standing["verdict"], standing["against"], standing["basis"]) == ("ahead", "old-server", "noise_floor")

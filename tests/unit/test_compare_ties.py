@@ -17,7 +17,7 @@ from app.cli.compare import comparison_json
 from app.compare.model import RunInput, build
 from app.compare.noise_floors import floor_for, parse_floors, shipped_floors
 from app.compare.table import csv_text, text_table
-from app.compare.ties import AHEAD, BEHIND, CANT_TELL, TIE, TIE_RULE, Runs, factor_text, judge, tie_rule
+from app.compare.ties import AHEAD, BEHIND, CANT_TELL, TIE, TIE_RULE, Runs, judge, same_decimals, tie_rule
 from app.engine.repeat_record import unsettled_event, until_stable_missed
 from storage.records import ResultSample, RunRecord
 from storage.spread import spread_of
@@ -94,8 +94,8 @@ def test_half_the_cpu_is_behind_by_its_factor_with_single_runs() -> None:
     verdict = cell.judged.verdict
     assert cell.kind == BEHIND and verdict.factor == pytest.approx(5.4 / 11.1)
     assert verdict.lo < verdict.factor < verdict.hi < 1.0
-    assert cell.verdict == f"{factor_text(verdict.factor)}x of honA ({factor_text(verdict.lo)}–" \
-                           f"{factor_text(verdict.hi)})"
+    factor, lo, hi = same_decimals(verdict.factor, verdict.lo, verdict.hi)
+    assert cell.verdict == f"{factor}x of honA ({lo}–{hi})"
     assert cell.verdict.startswith("0.49x of honA (")
     line = next(line for line in comparison.winners() if line.startswith("CPU all cores"))
     assert line.startswith("CPU all cores: honA leads with 11.1 ops/s; honH: 0.49x of honA (")
@@ -108,8 +108,8 @@ def test_with_a_baseline_ahead_says_by_how_much() -> None:
     small, big = comparison.rows
     assert big.cells["cpu:multi"].kind == AHEAD and big.cells["cpu:multi"].best
     assert small.cells["cpu:multi"].verdict == "baseline" and not small.cells["cpu:multi"].best
-    assert big.cells["cpu:multi"].verdict.startswith("ahead of small-vm by 8.0x (")
-    assert "CPU all cores: small-vm (baseline) has 20.0 ops/s; big-iron: ahead of small-vm by 8.0x (" \
+    assert big.cells["cpu:multi"].verdict.startswith("ahead of small-vm by 8.0")
+    assert "CPU all cores: small-vm (baseline) has 20.0 ops/s; big-iron: ahead of small-vm by 8.0" \
         in comparison.summary()
     rows = list(csv.DictReader(io.StringIO(csv_text(comparison))))
     assert [row["CPU all cores verdict"] for row in rows] == ["reference", "ahead"]
@@ -263,7 +263,8 @@ def test_json_csv_and_summary_say_the_same_numbers() -> None:
             assert (float(row[f"CPU all cores {column}"]) if row[f"CPU all cores {column}"] else None) == s[field]
         assert row["CPU all cores verdict text"] == s["text"]
     behind = standings[1]
-    words = f"honH: {factor_text(behind['factor'])}x of honT ({factor_text(behind['lo'])}–{factor_text(behind['hi'])})"
+    factor, lo, hi = same_decimals(behind["factor"], behind["lo"], behind["hi"])
+    words = f"honH: {factor}x of honT ({lo}–{hi})"
     assert words in document["summary"] and words in " ".join(document["winners"])
     assert document["rows"][1]["cells"]["cpu:multi"]["factor"] == behind["factor"]
 
