@@ -20,8 +20,10 @@ from remote.agent import benches
 from remote.agent.run_secrets import SECRETS_FIFO
 from remote.agent_package import build_agent
 from remote.agent_run import AGENT_FILE
+from remote.clock_offset import ClockOffset
 from remote.command_timeouts import BUSY, FLOOR, ResponseTimes, crowd, poll_period, scaled_timeout
 from remote.errors import RemoteCommandError, RemoteError
+from remote.run_clock import LagWatch, measure_run_clock
 from remote.run_ending import RunEnding
 from remote.run_kill import kill_run_script
 from remote.run_link import DEFAULT_RECONNECT_BUDGET, STALL_LIMIT, Link, RunLost  # noqa: F401 - callers catch RunLost
@@ -114,6 +116,8 @@ class RunSession(RunEnding):
         self.done: dict[str, Any] | None = None
         self.failure = ""                          # why the run failed on the workbench's side
         self.deadline = 0.0
+        self.clock: ClockOffset | None = None       # the host's clock minus ours, measured at (re)start
+        self._lag = LagWatch(self.interval)
         self._poll_period: float | None = None    # None: as remote.command_timeouts.poll_period says
         self._keepalive_every = min(KEEPALIVE_EVERY, max(1.0, self.margin / 3))
         self._done_at = self._last_data = self._last_sample = self._last_keepalive = self._last_check = 0.0
@@ -184,8 +188,10 @@ class RunSession(RunEnding):
                     spec["secrets"] = SECRETS_FIFO
                 uploads.append((json.dumps(spec).encode(), f"{run_dir}/spec.json", 0o600))
             unchecked = put_run_files(self.transport, uploads)
+            # a monitor's sampler ends the measurement itself: a slow link cannot make it longer
+            sampler = start_command(run_dir, self.interval, seconds=None if self.uses_agent else self.duration)
             script = start_script(run_dir, self._deadline_command(0.0, (self.expected or 0.0) + self.margin),
-                                  start_command(run_dir, self.interval), python, bool(secrets),
+                                  sampler, python, bool(secrets),
                                   kill_run_script(run_dir) if python else "")
             stdin = (json.dumps(secrets) + "\n").encode() if secrets else None
             result = start_checked(self.transport, script, stdin, [(data, path) for data, path, _mode in uploads],
@@ -203,8 +209,13 @@ class RunSession(RunEnding):
         note = choice.note() if choice is not None and choice.path == run_dir else ""
         self.add_event(workbench_event("started", run_dir=run_dir, deadline=self.deadline, interval=self.interval,
                                        run_dir_note=note))
+        self.measure_clock()
         if choice is not None and choice.path == run_dir and choice.passed_over:
             self.add_event(workbench_event("warning", message=note))
+
+    def measure_clock(self) -> None:
+        """How far the host's clock is from ours (remote.run_clock), said when it is far off."""
+        self.clock = measure_run_clock(self.transport, self.host, self.add_event)
 
     def _deadline_command(self, floor: float, add: float) -> str:
         """RUN/deadline = max(floor, host uptime + add) (remote.run_scripts.deadline_command)."""
@@ -229,6 +240,7 @@ class RunSession(RunEnding):
         self._removed = False
         self._last_data = self._last_sample = self._last_keepalive = self._last_check = time.monotonic()
         self.add_event(workbench_event("reattached", run_dir=run_dir, deadline=self.deadline, interval=self.interval))
+        self.measure_clock()
 
     def read_agent_pid(self) -> int | None:
         """The agent's pid as the host recorded it (None for a monitor, or when it is not there yet)."""
@@ -322,6 +334,10 @@ class RunSession(RunEnding):
         for sample in self.sample_tail.feed(data):
             self.samples.append(sample)
             self._call(self._on_sample, sample)
+        if data and self.samples:
+            slow = self._lag.check(self.samples[-1].t, self.clock, self.reconnects, time.time(), time.monotonic())
+            if slow:
+                self.add_event(workbench_event("warning", message=slow))
         if got or (data and not self.uses_agent):   # the sampler's ticks say nothing of the agent's health
             self._last_data = time.monotonic()
 

@@ -16,6 +16,9 @@ class RunStatus(str, Enum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"   # its workbench went away and the host no longer had the run to collect
+    # the link to its host was given up while the run went on there: collected later (runs attach, the next
+    # start of the window or the command line, the open window) until the host's deadline; not final
+    LOST_LINK = "lost link"
 
     # enum.StrEnum does this from Python 3.11 on; Benchbay also runs on 3.10
     def __str__(self) -> str:
@@ -113,7 +116,7 @@ class RemoteRunState:
 
 @dataclass(frozen=True)
 class AttachableRun:
-    """A run stored as running, with what is known of where it runs and who drives it."""
+    """A run stored as running (or lost link), with what is known of where it runs and who drives it."""
 
     id: int
     uid: str
@@ -123,6 +126,7 @@ class AttachableRun:
     started_at: datetime
     remote: RemoteRunState | None
     owner: RunOwner | None
+    status: str = RunStatus.RUNNING.value   # or RunStatus.LOST_LINK
 
 
 SPREAD_WITHIN_RUN = "within run"      # per-interval rates over one run's measured window
