@@ -110,6 +110,7 @@ class RemoteRunState:
     deadline: float = 0.0          # host uptime (s) at which the host side removes the run by itself
     expected_end: float = 0.0      # host uptime (s) at which the test should be over
     interval: float = 1.0
+    boot_id: str = ""              # the host's boot id when the run began: a re-attach tells a reboot by it
     # No read offsets: nothing read from the run's files is stored before the run ends, so a re-attach
     # reads events.jsonl and samples.raw again from offset 0, and no sample is stored twice or missed.
 

@@ -130,7 +130,7 @@ def _attach(workbench: RunServices, run: AttachableRun, follow: bool, control: R
 
     def begin() -> None:
         try:
-            session.resume(remote.run_dir, remote.deadline)
+            session.resume(remote.run_dir, remote.deadline, remote.boot_id)
         finally:
             turn.leave()
         if not follow and not _over(session, control):

@@ -265,7 +265,8 @@ def _remember_remote_state(workbench: RunServices, run_id: int, session: RunSess
     expected = session.expected or 0.0
     workbench.store.runs.set_remote_state(run_id, RemoteRunState(
         run_dir=session.run_dir, agent_pid=session.read_agent_pid(), deadline=session.deadline,
-        expected_end=session.deadline - session.margin if expected else 0.0, interval=session.interval))
+        expected_end=session.deadline - session.margin if expected else 0.0, interval=session.interval,
+        boot_id=session.boot_id))
 
 
 def _trim_to_run(session: RunSession, request: RunRequest) -> None:

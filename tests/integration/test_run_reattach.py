@@ -277,3 +277,58 @@ def test_sigterm_to_benchbay_monitor_stops_and_stores_it_like_ctrl_c(cli_env, ss
     assert code == 0 and "stopping" in err and "Traceback" not in err, err
     assert detail.run.status == "done" and len(_series_t(cli_env, run.id)) >= 3
     assert not Path(run.remote.run_dir).exists()
+
+
+def test_a_host_that_rebooted_is_said_so_not_a_removed_run(cli_env, ssh_host) -> None:
+    """A reboot cannot be made on a test host; what tells it is: the boot id the run began in is not the
+    host's any more, and (with a /tmp that does not survive) the run directory is gone."""
+    from dataclasses import replace
+
+    name = _add(ssh_host)
+    run, proc = _start_and_kill(cli_env, name)
+    _finish(proc)
+    assert len(run.remote.boot_id) >= 32   # recorded at the start, from /proc/sys/kernel/random/boot_id
+    run_dir = Path(run.remote.run_dir)
+    for pid in processes_using(str(run_dir)):   # a reboot ends every process and empties /tmp
+        os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(run_dir)
+    store = open_store(f"sqlite:///{cli_env['db']}")
+    try:
+        store.runs.set_remote_state(run.id, replace(run.remote, boot_id="0" * 8 + run.remote.boot_id[8:]))
+    finally:
+        store.close()
+
+    code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)))
+    assert code == 1
+    assert err.strip().splitlines()[-1] == (f"benchbay: run {run.id} stored as interrupted: {name}: the host rebooted "
+                                            "during the run (its boot id changed): the run ended with it; what was "
+                                            "read before is kept"), err
+    detail, _ = _detail(cli_env, run.id)
+    assert detail.run.status == "interrupted" and "rebooted" in detail.run.error
+
+
+def test_ctrl_c_twice_says_what_stays_on_the_host_and_attach_removes_it(cli_env, ssh_host) -> None:
+    name = _add(ssh_host)
+    proc = _benchbay("run", name, "--test", "idle", "--set", 'phases=[["measure","Measure",60]]',
+                     "--interval", str(INTERVAL))
+    store = open_store(f"sqlite:///{cli_env['db']}")
+    try:
+        run = _wait_for("the run to start on the host", lambda: _running_on_host(store))
+    finally:
+        store.close()
+    run_dir = Path(run.remote.run_dir)
+    _wait_for("the sampler", lambda: (run_dir / "samples.raw").exists())
+    proc.send_signal(signal.SIGINT)   # cancel ...
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)   # ... and leave at once, before the host is cleaned up
+    code, _out, err = _finish(proc, timeout=60)
+    assert code == 130, err
+    assert (f"benchbay: run {run.id} on {name} is left on the host as it was (its telemetry sampler and any test "
+            f"still running): `benchbay runs attach {run.id}` collects it and removes it there") in err
+    assert run_dir.is_dir() and processes_using(str(run_dir))   # what was said: it is still there
+
+    code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)), timeout=120)
+    assert code in (0, 130) and "Traceback" not in err, err
+    detail, _ = _detail(cli_env, run.id)
+    assert detail.run.status in ("cancelled", "done")   # the agent may or may not have had the cancel
+    assert not run_dir.exists() and processes_using(str(run_dir)) == []
