@@ -5,6 +5,7 @@ logged in on the host would.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -332,3 +333,61 @@ def test_ctrl_c_twice_says_what_stays_on_the_host_and_attach_removes_it(cli_env,
     detail, _ = _detail(cli_env, run.id)
     assert detail.run.status in ("cancelled", "done")   # the agent may or may not have had the cancel
     assert not run_dir.exists() and processes_using(str(run_dir)) == []
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_the_open_window_collects_a_lost_link_run_once_its_host_answers(cli_env, fresh_ssh_host, qtbot) -> None:
+    from app.gui.main_window import MainWindow
+    from app.workbench import Workbench
+    from tests.fixtures.store import write_settings
+
+    write_settings(cli_env["home"], reconnect_budget=3, connect_timeout=3)
+    name = _add(fresh_ssh_host)
+    bench = Workbench(home=cli_env["home"], db_url=f"sqlite:///{cli_env['db']}")
+    window = MainWindow(bench)
+    qtbot.addWidget(window)
+    window.reattacher.timer.setInterval(1000)   # instead of every half minute
+    server = fresh_ssh_host.server
+    try:
+        proc = _benchbay("run", name, "--test", "idle", "--set", '[["measure","Measure",12]]'.join(["phases=", ""]),
+                         "--interval", str(INTERVAL))
+        run = _wait_for("the run to start on the host", lambda: _running_on_host(bench.store))
+        run_dir = Path(run.remote.run_dir)
+        _wait_for("the sampler", lambda: (run_dir / "samples.raw").exists())
+        # the host's sshd goes away with every connection (the run itself goes on: it is detached)
+        connections, todo = [], _children(server.process.pid)
+        while todo:   # each connection's sshd processes (the run itself left them: it is detached)
+            pid = todo.pop()
+            connections.append(pid)
+            todo += _children(pid)
+        connections = [pid for pid in connections if pid not in processes_using(str(run_dir))]
+        server.stop()
+        for pid in connections:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        code, out, err = _finish(proc, timeout=90)
+        assert code == 1 and f"{name}: lost link (run {run.id})" in out, out + err
+        assert bench.store.runs.get(run.id).run.status == "lost link"
+        _wait_for("the run to end on the host", lambda: b'"done"' in (run_dir / "events.jsonl").read_bytes(), 60)
+        server.start()   # the host answers again: the open window collects the run by itself
+        qtbot.waitUntil(lambda: bench.store.runs.get(run.id).run.status != "lost link", timeout=60_000)
+        detail = bench.store.runs.get(run.id)
+        assert detail.run.status == "done" and len(detail.results) == 1
+        qtbot.waitUntil(lambda: f"run {run.id} on {name}: re-attached after its link was lost"
+                        in window.statusBar().currentMessage(), timeout=10_000)
+        assert not run_dir.exists()
+    finally:
+        window.close()
+        bench.close()
