@@ -14,8 +14,8 @@ def left_behind_lines(bench: Workbench) -> list[str]:
     the telemetry sampler) until it is collected or its deadline passes."""
     here, pid = this_machine(), os.getpid()
     lines = []
-    for run in bench.store.runs.running():
-        if run.owner is None or run.owner.machine != here or run.owner.pid != pid:
+    for run in bench.orphan_candidates():   # every running run of this machine; ours among them
+        if run.owner is None or run.owner.machine != here or run.owner.pid != pid or run.status != "running":
             continue
         lines.append(f"run {run.id} on {run.host_name} is left on the host as it was (its telemetry sampler and "
                      f"any test still running): `benchbay runs attach {run.id}` collects it and removes it there, "

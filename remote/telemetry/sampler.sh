@@ -69,6 +69,7 @@ if [ "$span" != 0 ]; then
         exit 2
     fi
     limit=$((cs - ivcs / 2))
+    [ "$limit" -gt 0 ] || limit=1   # shorter than half a tick: the first tick after the baseline
 fi
 first=
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -77,9 +79,20 @@ def test_a_host_clock_hours_off_is_said_and_stored_on_one_clock(offset, cli_env,
         [warning] = [line for line in captured.err.splitlines() if "clock is" in line]
         assert f"skewed's clock is 5.0 h {way} this computer's" in warning
 
+        # monitor's TIME column: this computer's clock too, and the warning on stderr
+        assert main(["monitor", "skewed", "--seconds", "2", "--interval", "1"]) == 0
+        captured = capsys.readouterr()
+        assert f"skewed's clock is 5.0 h {way} this computer's" in captured.err
+        now = datetime.now()
+        stamps = [line.split()[0] for line in captured.out.splitlines() if re.match(r"\d\d:\d\d:\d\d ", line)]
+        assert len(stamps) == 2
+        for stamp in stamps:
+            shown = datetime.combine(now.date(), datetime.strptime(stamp, "%H:%M:%S").time())
+            assert abs(((now - shown).total_seconds() + 43_200) % 86_400 - 43_200) < 30, (stamp, now)
+
     store = open_store(f"sqlite:///{cli_env['db']}")
     try:
-        run = store.runs.list(test="idle")[0]
+        [run] = store.runs.list(test="idle")
         events = store.runs.events(run.id)
     finally:
         store.close()
