@@ -25,18 +25,22 @@ LOST_LINK_EVERY_MS = 30_000   # how often the open window looks for lost-link ru
 log = logging.getLogger(__name__)
 
 
-def _attach_one(bench: Workbench, run_id: int, host: str, control: RunControl) -> AttachOutcome | None:
+def _attach_one(bench: Workbench, run_id: int, host: str, control: RunControl,
+                lost_link: bool = False) -> AttachOutcome | None:
     """One run, in a worker; None when a live workbench drives it (not ours to take)."""
+    lost = "lost its link" if lost_link else "lost its workbench"
+    again = ("it is tried again every half minute while the window is open, and at the next start, before its "
+             "deadline") if lost_link else "it is tried again at the next start, before its deadline"
     try:
         if bench.needs_password(host):
-            return AttachOutcome(run_id, host, NOT_ATTACHED, f"run {run_id} on {host} lost its workbench; its "
+            return AttachOutcome(run_id, host, NOT_ATTACHED, f"run {run_id} on {host} {lost}; its "
                                  f"host needs a password: `benchbay runs attach {run_id}` asks for it")
         return bench.attach(run_id, follow=True, control=control)
     except RunBusy:
         return None
     except USER_ERRORS as exc:
-        return AttachOutcome(run_id, host, NOT_ATTACHED, f"run {run_id} on {host} lost its workbench and could not "
-                             f"be re-attached ({exc}); it is tried again at the next start, before its deadline")
+        return AttachOutcome(run_id, host, NOT_ATTACHED, f"run {run_id} on {host} {lost} and could not "
+                             f"be re-attached ({exc}); {again}")
 
 
 class RunReattacher(QObject):
@@ -88,7 +92,8 @@ class RunReattacher(QObject):
             control = RunControl()
             self._controls.append(control)
             self._following.add(run.id)
-            worker = Worker(_attach_one, self._bench, run.id, run.host_name, control)
+            worker = Worker(_attach_one, self._bench, run.id, run.host_name, control,
+                            run.status == RunStatus.LOST_LINK)
             worker.finished.connect(lambda outcome, run_id=run.id: self._done(run_id, outcome, quiet))
             worker.failed.connect(lambda exc, run_id=run.id: self._failed(run_id, exc))
             self.pool.start(worker, key=f"reattach-{run.id}")
