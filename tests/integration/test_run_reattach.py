@@ -112,6 +112,9 @@ def test_killed_workbench_run_is_collected_complete_by_the_next_start(cli_env, s
     assert (detail.run.status, detail.run.error) == ("done", "")
     [result] = detail.results
     assert (result.metric, result.unit) == ("elapsed", "s") and 5.0 <= result.value < 7.0
+    # the times the host measured, not until the re-attach (which came seconds after the end)
+    stored_for = (detail.run.finished_at - detail.run.started_at).total_seconds()
+    assert result.value - INTERVAL <= stored_for < result.value + 4 * INTERVAL
     assert detail.facts["memory"]["total_bytes"] > 0
     seqs = [e["seq"] for e in events if e["seq"] is not None]
     assert seqs == list(range(1, len(seqs) + 1))     # every agent event once, none missing
