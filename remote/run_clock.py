@@ -6,7 +6,10 @@ telemetry's epoch) is converted with the offset measured here and kept beside, a
     t (stored) = host time - offset        offset = host clock - workbench clock (remote.clock_offset)
 
 so a run on a host whose clock is hours off lines up with the workbench's own events, with a `local`
-run, and with runs of other hosts.
+run, and with runs of other hosts. The stored "telemetry" event says which: `t0` (where the run's series
+start) is on the workbench's clock, `host_t0` the host's, `clock_offset_s` the offset used (None when
+none was measured: `local`, or a host whose clock could not be read, where t0 == host_t0). A run stored
+before this rule has no `host_t0`: its t0 and agent event times are the host's own clock.
 """
 from __future__ import annotations
 
