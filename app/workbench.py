@@ -24,7 +24,7 @@ from remote.agent_package import AGENT_VERSION
 from remote.connect import connect as open_transport
 from remote.connect import scan_host_key
 from remote.errors import HostKeyChanged, HostKeyError, UnknownHostKey
-from remote.facts import gather_facts
+from remote.facts import gather_facts, with_clock
 from remote.hostkeys import CHANGED, UNKNOWN, KnownHosts, fingerprint_sha256, host_key_id
 from remote.hostspec import AUTH_PASSWORD, LOCAL_HOST, HostSpec
 from remote.sshconfig import SSHConfigFile
@@ -229,6 +229,7 @@ class Workbench:
                 )
                 try:
                     facts = gather_facts(transport, test_dir=test_dir, timeout=self.settings.command_timeout)
+                    facts = with_clock(facts, transport)
                 except BaseException as exc:
                     reason = str(exc) or type(exc).__name__
                     status = RunStatus.CANCELLED if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED

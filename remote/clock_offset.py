@@ -142,3 +142,18 @@ class _LineReader:
                 raise RemoteCommandError(f"{self._host}: the clock reader ended early")
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode("ascii", "replace")
+
+
+WARN_BEYOND = 2.0   # seconds: a host clock further off than this is said, at run start and in the facts
+
+
+def offset_words(offset: float) -> str:
+    """ "5.0 h ahead of", "3.2 s behind" ... this computer's clock."""
+    size = abs(offset)
+    amount = f"{size / 3600:.1f} h" if size >= 3600 else f"{size / 60:.1f} min" if size >= 120 else f"{size:.1f} s"
+    return f"{amount} {'ahead of' if offset > 0 else 'behind'}"
+
+
+def clock_warning(host: str, offset: float) -> str:
+    return (f"{host}'s clock is {offset_words(offset)} this computer's: its times are stored on this computer's "
+            "clock (the host's own kept beside them); set the host's clock right (NTP) to read its logs alike")

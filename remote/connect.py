@@ -35,6 +35,7 @@ from remote.transport import Transport
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 _MAX_JUMP_DEPTH = 8
+COMPRESS = True   # zlib on the SSH stream; benchmarks/telemetry_link_bytes.py weighs it
 
 
 @dataclass
@@ -293,7 +294,10 @@ def _login(
             resolved.address, port=resolved.port, username=resolved.user, sock=sock,
             timeout=deadline.left(), banner_timeout=deadline.left(),
             auth_timeout=deadline.timeout, channel_timeout=deadline.timeout,
-            transport_factory=make_transport, **auth_kwargs,
+            # compressed: telemetry ticks are /proc text, each much like the one before, so a monitor's
+            # host sends about a fifth of the bytes (benchmarks/telemetry_link_bytes.py): a slow link
+            # carries them
+            compress=COMPRESS, transport_factory=make_transport, **auth_kwargs,
         )
         return client
     except RemoteError as error:

@@ -51,6 +51,7 @@ class Link:
         self._give_up = give_up or (lambda: False)    # the user stopped the run: stop trying
         self._sleep = sleep
         self._busy_since: float | None = None
+        self._silent_for: float | None = None      # set by the stall guard: why the connection was dropped
         self._guard_stop = threading.Event()
         self._guard: threading.Thread | None = None
 
@@ -92,8 +93,12 @@ class Link:
         if self._connect is None:
             raise RunLost(f"{self.host}: the connection was lost ({cause})") from None
         with contextlib.suppress(Exception):
-            self.transport.close()
-        self._on_event(workbench_event("disconnected", message=str(cause)))
+            self.transport.close()   # never waits on the dead link (SSHTransport.close)
+        silent, self._silent_for = self._silent_for, None
+        why = (f"no answer for {silent:g} s (the link went silent)" if silent is not None
+               else _short(cause))
+        self._on_event(workbench_event("disconnected", message=f"{why}; reconnecting for up to {self.budget:g} s",
+                                       silent_s=silent))
         lost_at, delay, attempts = time.monotonic(), backoff_delays(), 0
         while True:
             attempts += 1
@@ -109,9 +114,8 @@ class Link:
                 raise RunLost(f"{self.host}: stopped while the host was unreachable ({last}); the run on the host "
                               "stops by itself at its deadline and removes its files") from None
             if time.monotonic() - lost_at + wait > self.budget:
-                raise RunLost(
-                    f"{self.host}: could not reconnect within {self.budget:g} s ({last}); the run on the "
-                    "host stops by itself at its deadline and removes its files") from None
+                raise RunLost(f"{self.host}: link lost: could not reconnect within {self.budget:g} s "
+                              f"({_short(last)})") from None
             (self._sleep or time.sleep)(wait)
         self.reconnects += 1
         self._on_event(workbench_event("reconnected", outage_s=round(time.monotonic() - lost_at, 3),
@@ -123,8 +127,10 @@ class Link:
         while not self._guard_stop.wait(1.0):
             since = self._busy_since
             if since is not None and time.monotonic() - since > self.stall_limit:
-                log.warning("%s: no answer for %g s; dropping the connection", self.host, self.stall_limit)
+                # said to the user once, as the "disconnected" event of the reconnect that follows
+                log.info("%s: no answer for %g s; dropping the connection", self.host, self.stall_limit)
                 self._busy_since = None
+                self._silent_for = self.stall_limit
                 with contextlib.suppress(Exception):
                     self.transport.close()
 
@@ -136,3 +142,10 @@ class Link:
         self._guard_stop.set()
         with contextlib.suppress(Exception):
             self.transport.close()
+
+
+def _short(cause: BaseException) -> str:
+    """The cause without the host's name in front (the line names the host already)."""
+    text = str(cause) or type(cause).__name__
+    host, sep, rest = text.partition(": ")
+    return rest if sep and " " not in host else text

@@ -47,6 +47,16 @@ KILL_FILE = "kill.sh"
 _KILL_END = "BENCHBAY_KILL_SCRIPT_END"
 
 
+BOOT_ID = "/proc/sys/kernel/random/boot_id"   # a new one at every boot: tells a reboot from a removal
+PRINT_BOOT = f"printf 'boot=%s\\n' \"$(cat {BOOT_ID} 2>/dev/null)\""
+
+
+def boot_id_in(words: list[str]) -> str:
+    """The host's boot id from a script's `boot=...` word ("" when the host has none)."""
+    found = [w.split("=", 1)[1] for w in words if w.startswith("boot=")]
+    return found[-1] if found else ""
+
+
 def start_script(run_dir: str, deadline: str, start_sampler: str, python: str | None, secrets: bool,
                  kill_script: str = "") -> str:
     """sh that starts the run detached in `run_dir` and prints `deadline=N` once it runs.
@@ -71,20 +81,23 @@ def start_script(run_dir: str, deadline: str, start_sampler: str, python: str | 
     if secrets:
         lines.append(f"[ -p {SECRETS_FIFO} ] && timeout {SECRETS_TIMEOUT:.0f} sh -c 'cat > {SECRETS_FIFO}' "
                      "|| { echo 'the agent did not take the secrets' >&2; exit 1; }")
+    lines.append(PRINT_BOOT)
     lines.append("printf 'deadline=%s\\n' \"$(cat deadline)\"")
     return "\n".join(lines)
 
 
 def renew_script(run_dir: str, deadline: str) -> str:
-    """sh for re-attaching: `gone` without the run directory, else run `deadline` and print `deadline=N`."""
-    return (f"cd {_q(run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; "
+    """sh for re-attaching: `boot=ID`, then `gone` without the run directory, else run `deadline` and print
+    `deadline=N`."""
+    return (f"{PRINT_BOOT}; cd {_q(run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; "
             + deadline + " && printf 'deadline=%s\\n' \"$(cat deadline)\"")
 
 
 def liveness_script(run_dir: str) -> str:
-    """sh printing `gone`, or `agent=alive|dead sampler=alive|dead` from the pid files in `run_dir`."""
-    return (alive_function() + f"cd {_q(run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; for f in agent sampler; "
-            "do p=$(cat $f.pid 2>/dev/null); if [ -n \"$p\" ] && alive \"$p\"; "
+    """sh printing `boot=ID`, then `gone`, or `agent=alive|dead sampler=alive|dead` from the pid files in
+    `run_dir`."""
+    return (alive_function() + f"{PRINT_BOOT}; cd {_q(run_dir)} 2>/dev/null || {{ echo gone; exit 0; }}; "
+            "for f in agent sampler; do p=$(cat $f.pid 2>/dev/null); if [ -n \"$p\" ] && alive \"$p\"; "
             "then echo $f=alive; else echo $f=dead; fi; done")
 
 

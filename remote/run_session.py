@@ -9,7 +9,6 @@ Not thread-safe: one worker owns a session (and its transport).
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
@@ -20,13 +19,16 @@ from remote.agent import benches
 from remote.agent.run_secrets import SECRETS_FIFO
 from remote.agent_package import build_agent
 from remote.agent_run import AGENT_FILE
+from remote.clock_offset import ClockOffset
 from remote.command_timeouts import BUSY, FLOOR, ResponseTimes, crowd, poll_period, scaled_timeout
 from remote.errors import RemoteCommandError, RemoteError
+from remote.run_clock import LagWatch, measure_run_clock
 from remote.run_ending import RunEnding
 from remote.run_kill import kill_run_script
 from remote.run_link import DEFAULT_RECONNECT_BUDGET, STALL_LIMIT, Link, RunLost  # noqa: F401 - callers catch RunLost
+from remote.run_liveness import RunLiveness
 from remote.run_reattach import RunVanished, read_agent_pid, renew_deadline  # noqa: F401 - callers catch RunVanished
-from remote.run_scripts import deadline_command, liveness_script, start_script
+from remote.run_scripts import boot_id_in, deadline_command, start_script
 from remote.run_start import look_around, put_run_files, start_checked
 from remote.run_tail import EventTail, SampleTail, workbench_event
 from remote.telemetry.sample import TelemetrySample
@@ -73,7 +75,7 @@ class _Tailing:
         return self._read(remote_path, offset, limit)
 
 
-class RunSession(RunEnding):
+class RunSession(RunEnding, RunLiveness):
     def __init__(
         self,
         transport: Transport,
@@ -114,6 +116,9 @@ class RunSession(RunEnding):
         self.done: dict[str, Any] | None = None
         self.failure = ""                          # why the run failed on the workbench's side
         self.deadline = 0.0
+        self.boot_id = ""                          # the host's boot id when the run began: a reboot changes it
+        self.clock: ClockOffset | None = None       # the host's clock minus ours, measured at (re)start
+        self._lag = LagWatch(self.interval)
         self._poll_period: float | None = None    # None: as remote.command_timeouts.poll_period says
         self._keepalive_every = min(KEEPALIVE_EVERY, max(1.0, self.margin / 3))
         self._done_at = self._last_data = self._last_sample = self._last_keepalive = self._last_check = 0.0
@@ -184,8 +189,10 @@ class RunSession(RunEnding):
                     spec["secrets"] = SECRETS_FIFO
                 uploads.append((json.dumps(spec).encode(), f"{run_dir}/spec.json", 0o600))
             unchecked = put_run_files(self.transport, uploads)
+            # a monitor's sampler ends the measurement itself: a slow link cannot make it longer
+            sampler = start_command(run_dir, self.interval, seconds=None if self.uses_agent else self.duration)
             script = start_script(run_dir, self._deadline_command(0.0, (self.expected or 0.0) + self.margin),
-                                  start_command(run_dir, self.interval), python, bool(secrets),
+                                  sampler, python, bool(secrets),
                                   kill_run_script(run_dir) if python else "")
             stdin = (json.dumps(secrets) + "\n").encode() if secrets else None
             result = start_checked(self.transport, script, stdin, [(data, path) for data, path, _mode in uploads],
@@ -195,6 +202,7 @@ class RunSession(RunEnding):
                 raise RemoteCommandError(f"{self.host}: could not start the run: "
                                          f"{result.error_text() or result.text().strip() or 'no output'}")
             self.deadline = float(found[-1].split("=", 1)[1])
+            self.boot_id = boot_id_in(result.text().split())
         except BaseException:
             self._remove_quietly()
             raise
@@ -203,8 +211,13 @@ class RunSession(RunEnding):
         note = choice.note() if choice is not None and choice.path == run_dir else ""
         self.add_event(workbench_event("started", run_dir=run_dir, deadline=self.deadline, interval=self.interval,
                                        run_dir_note=note))
+        self.measure_clock()
         if choice is not None and choice.path == run_dir and choice.passed_over:
             self.add_event(workbench_event("warning", message=note))
+
+    def measure_clock(self) -> None:
+        """How far the host's clock is from ours (remote.run_clock), said when it is far off."""
+        self.clock = measure_run_clock(self.transport, self.host, self.add_event)
 
     def _deadline_command(self, floor: float, add: float) -> str:
         """RUN/deadline = max(floor, host uptime + add) (remote.run_scripts.deadline_command)."""
@@ -212,7 +225,7 @@ class RunSession(RunEnding):
 
     # -- re-attaching ----------------------------------------------------------------------------
 
-    def resume(self, run_dir: str, deadline: float) -> None:
+    def resume(self, run_dir: str, deadline: float, boot_id: str = "") -> None:
         """Take over a run whose workbench went away: renew its deadline, read its files again from 0.
 
         Raises RunVanished when the host no longer has the run directory.
@@ -224,11 +237,12 @@ class RunSession(RunEnding):
         self.event_tail = EventTail(f"{run_dir}/events.jsonl")
         self.sample_tail = SampleTail(f"{run_dir}/samples.raw", self._parser or RawTickParser(),
                                       self._computer or TelemetryComputer())
-        self.deadline = renew_deadline(self.link, run_dir, self.deadline, self.margin,
-                                       lambda: self.command_timeout)
+        self.deadline, self.boot_id = renew_deadline(self.link, run_dir, self.deadline, self.margin,
+                                                     lambda: self.command_timeout, boot_id)
         self._removed = False
         self._last_data = self._last_sample = self._last_keepalive = self._last_check = time.monotonic()
         self.add_event(workbench_event("reattached", run_dir=run_dir, deadline=self.deadline, interval=self.interval))
+        self.measure_clock()
 
     def read_agent_pid(self) -> int | None:
         """The agent's pid as the host recorded it (None for a monitor, or when it is not there yet)."""
@@ -322,6 +336,10 @@ class RunSession(RunEnding):
         for sample in self.sample_tail.feed(data):
             self.samples.append(sample)
             self._call(self._on_sample, sample)
+        if data and self.samples:
+            slow = self._lag.check(self.samples[-1].t, self.clock, self.reconnects, time.time(), time.monotonic())
+            if slow:
+                self.add_event(workbench_event("warning", message=slow))
         if got or (data and not self.uses_agent):   # the sampler's ticks say nothing of the agent's health
             self._last_data = time.monotonic()
 
@@ -351,34 +369,6 @@ class RunSession(RunEnding):
         self._last_keepalive = time.monotonic()   # also when it failed: retried at the next due time
         command = self._deadline_command(self.deadline, self.margin)
         self.response_times.timed(lambda: self.transport.run(command, timeout=self.command_timeout))
-
-    def _check_alive(self) -> None:
-        self._last_check = time.monotonic()
-        script = liveness_script(self.run_dir)
-        state = set(self.response_times.timed(lambda: self.transport.run(script, timeout=self.command_timeout))
-                    .text().split())
-        if "gone" in state:
-            self.failure = (f"{self.host}: the run directory {self.run_dir} vanished "
-                            "(removed by someone, or the run passed its deadline)")
-            return
-        self._read_new()   # it may have finished between the two reads
-        if self.uses_agent and self.done is None and "agent=dead" in state:
-            self.failure = f"{self.host}: the agent stopped without finishing: {self._log_tail('agent.log')}"
-            self._signal_agent("KILL")   # what it started can outlive it (fio's jobs): the run's mark finds them
-        elif "sampler=dead" in state and not self.uses_agent:
-            self.failure = f"{self.host}: the telemetry sampler stopped: {self._log_tail('sampler.log')}"
-        elif "sampler=dead" in state and not self._sampler_warned:
-            self._sampler_warned = True
-            self.add_event(workbench_event(
-                "warning", message=f"the telemetry sampler stopped: {self._log_tail('sampler.log')}"))
-
-    def _log_tail(self, name: str) -> str:
-        with contextlib.suppress(RemoteError, FileNotFoundError):
-            text = self.transport.get_bytes(f"{self.run_dir}/{name}").decode("utf-8", "replace")
-            lines = [line.strip() for line in text.splitlines() if line.strip()]
-            if lines:
-                return lines[-1][:300]
-        return f"no message in {name}"
 
     @property
     def transport(self) -> Transport:

@@ -16,6 +16,9 @@ class RunStatus(str, Enum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"   # its workbench went away and the host no longer had the run to collect
+    # the link to its host was given up while the run went on there: collected later (runs attach, the next
+    # start of the window or the command line, the open window) until the host's deadline; not final
+    LOST_LINK = "lost link"
 
     # enum.StrEnum does this from Python 3.11 on; Benchbay also runs on 3.10
     def __str__(self) -> str:
@@ -107,13 +110,14 @@ class RemoteRunState:
     deadline: float = 0.0          # host uptime (s) at which the host side removes the run by itself
     expected_end: float = 0.0      # host uptime (s) at which the test should be over
     interval: float = 1.0
+    boot_id: str = ""              # the host's boot id when the run began: a re-attach tells a reboot by it
     # No read offsets: nothing read from the run's files is stored before the run ends, so a re-attach
     # reads events.jsonl and samples.raw again from offset 0, and no sample is stored twice or missed.
 
 
 @dataclass(frozen=True)
 class AttachableRun:
-    """A run stored as running, with what is known of where it runs and who drives it."""
+    """A run stored as running (or lost link), with what is known of where it runs and who drives it."""
 
     id: int
     uid: str
@@ -123,6 +127,7 @@ class AttachableRun:
     started_at: datetime
     remote: RemoteRunState | None
     owner: RunOwner | None
+    status: str = RunStatus.RUNNING.value   # or RunStatus.LOST_LINK
 
 
 SPREAD_WITHIN_RUN = "within run"      # per-interval rates over one run's measured window

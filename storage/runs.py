@@ -65,7 +65,7 @@ def _attachable(run: Run) -> AttachableRun:
     if isinstance(run.owner, dict) and {"machine", "pid", "lock"} <= set(run.owner):
         owner = RunOwner(str(run.owner["machine"]), int(run.owner["pid"]), str(run.owner["lock"]))
     return AttachableRun(run.id, run.uid, run.host_name, run.test, dict(run.parameters or {}), run.started_at,
-                         remote, owner)
+                         remote, owner, run.status)
 
 
 def clean_tags(tags: Iterable[str]) -> list[str]:
@@ -223,9 +223,18 @@ class RunRepository:
         with self._session() as session:
             self._run(session, run_id).owner = asdict(owner) if owner is not None else None
 
-    def running(self, host: str | None = None) -> list[AttachableRun]:
-        """Runs still stored as running, oldest first, with their remote state and owner."""
-        query = select(Run).where(Run.status == RunStatus.RUNNING.value).order_by(Run.started_at, Run.id)
+    def mark_lost_link(self, run_id: int, error: str) -> None:
+        """The workbench gave up the link while the run went on on its host: nothing of it is stored yet,
+        its remote state stays (to collect it later), its owner goes (anyone may collect it)."""
+        with self._session() as session:
+            run = self._run(session, run_id)
+            run.status, run.error, run.owner = RunStatus.LOST_LINK.value, error, None
+
+    def running(self, host: str | None = None, lost_link: bool = False) -> list[AttachableRun]:
+        """Runs still stored as running (and lost link, when asked), oldest first, with their remote state
+        and owner."""
+        wanted = [RunStatus.RUNNING.value] + ([RunStatus.LOST_LINK.value] if lost_link else [])
+        query = select(Run).where(Run.status.in_(wanted)).order_by(Run.started_at, Run.id)
         if host is not None:
             query = query.where(Run.host_name == host)
         with self._session() as session:

@@ -42,6 +42,19 @@ def cpu_topology(cpu: dict) -> str:
     return ", ".join(parts) or NOT_AVAILABLE
 
 
+CLOCK_WARN_S = 2.0   # as the run start warns (remote.clock_offset.WARN_BEYOND)
+
+
+def clock_text(offset: float) -> str:
+    """The host's clock against this computer's (offset = host minus ours, seconds)."""
+    if abs(offset) <= CLOCK_WARN_S:
+        return f"{offset:+.3f} s from this computer's"
+    size = abs(offset)
+    amount = f"{size / 3600:.1f} h" if size >= 3600 else f"{size / 60:.1f} min" if size >= 120 else f"{size:.1f} s"
+    return (f"{amount} {'ahead of' if offset > 0 else 'behind'} this computer's: set it right (NTP); "
+            "Benchbay stores every time on this computer's clock")
+
+
 def tool_text(tool: dict | None) -> str:
     """{"present": true, "version": "3.33"} -> "3.33"; absent -> "not installed"."""
     if not tool or not tool.get("present"):
@@ -184,6 +197,12 @@ class FactsView(QWidget):
         if system.get("serial") is not None:
             self._row(form, "System", "Serial", system.get("serial"))
         self._row(form, "System", "Python", facts.get("python"))
+        clock = facts.get("clock")
+        offset = clock.get("offset_s") if isinstance(clock, dict) else None
+        if isinstance(offset, (int, float)) and not isinstance(offset, bool):
+            shown = self._row(form, "System", "Time", clock_text(offset))   # "Clock" is the CPU's
+            if abs(offset) > CLOCK_WARN_S:
+                shown.setStyleSheet("color: #b7791f;")   # the amber of other warnings
         return group
 
     def _cpu(self, cpu: dict) -> QGroupBox:

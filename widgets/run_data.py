@@ -21,6 +21,7 @@ class RunState(str, Enum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"   # its workbench died and the host had removed the run
+    LOST_LINK = "lost link"       # the link was given up while the run went on: collected later
     ERROR = "error"
     STOPPED = "stopped"
 

@@ -21,7 +21,9 @@ from widgets.run_data import RunRow, RunState
 COLUMNS = ("ID", "Host", "Test", "Status", "Started", "Duration")
 # interrupted: a slate grey, quieter than failed: nothing went wrong on the host, the workbench went away
 _STATUS_COLOURS = {RunState.FAILED: QColor("#c0392b"), RunState.CANCELLED: QColor("#8a6d1f"),
-                   RunState.RUNNING: QColor("#2f6db5"), RunState.INTERRUPTED: QColor("#6b7785")}
+                   RunState.RUNNING: QColor("#2f6db5"), RunState.INTERRUPTED: QColor("#6b7785"),
+                   # lost link: the amber of "reconnecting", as it still is: collected once the host answers
+                   RunState.LOST_LINK: QColor("#b7791f")}
 SORT_ROLE = Qt.ItemDataRole.UserRole
 
 

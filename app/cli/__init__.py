@@ -97,6 +97,11 @@ def _main(argv: Sequence[str] | None) -> int:
                   "can be listed, shown, compared and exported; nothing can be saved", file=sys.stderr)
         try:
             return handler(bench, args)
+        except KeyboardInterrupt:   # left at once (Ctrl-C twice): say what stays on the hosts and who collects it
+            from app.cli.left_behind import say_left_behind
+
+            say_left_behind(bench)
+            raise
         finally:
             bench.close()
     except UsageError as exc:

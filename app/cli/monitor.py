@@ -145,7 +145,7 @@ def _monitor(bench: Workbench, args: argparse.Namespace) -> int:
         else:
             raise KeyboardInterrupt
 
-    [outcome] = run_workers([lambda: bench.run(request, control, printer.sample, None, password)],
+    [outcome] = run_workers([lambda: bench.run(request, control, printer.sample, printer.event, password)],
                             interrupted)
     if isinstance(outcome, BaseException):
         raise outcome
@@ -161,13 +161,33 @@ def report_outcome(outcome: RunOutcome) -> int:
     return Exit.CANCELLED if outcome.status == RunStatus.CANCELLED else Exit.OK
 
 
-class _JsonPrinter:
+class _Events:
+    """What a monitor says besides its ticks, on stderr: warnings, a lost and found link. It also learns the
+    host's clock offset, so times are shown on this computer's clock, as they are stored."""
+
+    offset = 0.0
+
+    def event(self, host: str, event: dict) -> None:
+        kind = event.get("type")
+        if kind == "clock" and isinstance(event.get("offset_s"), (int, float)):
+            self.offset = float(event["offset_s"])
+        elif kind in ("warning", "disconnected"):
+            print(f"benchbay: {host}: {kind}: {event.get('message', '')}", file=sys.stderr, flush=True)
+        elif kind == "reconnected":
+            print(f"benchbay: {host}: reconnected after {event.get('outage_s', 0):.1f} s", file=sys.stderr,
+                  flush=True)
+
+
+class _JsonPrinter(_Events):
     def sample(self, host: str, sample: TelemetrySample) -> None:
-        sys.stdout.write(json.dumps(sample.to_json(host)) + "\n")
+        tick = sample.to_json(host)
+        if self.offset and isinstance(tick.get("t"), (int, float)):
+            tick["host_t"], tick["t"] = tick["t"], tick["t"] - self.offset   # this computer's clock
+        sys.stdout.write(json.dumps(tick) + "\n")
         sys.stdout.flush()
 
 
-class _TextPrinter:
+class _TextPrinter(_Events):
     """One aligned line per tick: time, CPU, load 1, then per disk r/s w/s rMB/s wMB/s await %util, then
     per NFS mount nfsiostat's ops/s, read and write kB/s, RTT and execution ms per op, retransmissions."""
 
@@ -201,7 +221,7 @@ class _TextPrinter:
             head += (f"  {'NFS':<16} " + " ".join(f"{h:>8}" for h in _NFS_HEADER)) * len(self.mounts)
             print(head, flush=True)
         cpu = sample.cpu
-        stamp = datetime.fromtimestamp(sample.t)
+        stamp = datetime.fromtimestamp(sample.t - self.offset)   # this computer's clock, as stored
         clock = stamp.strftime("%H:%M:%S") + (f".{stamp.microsecond // 100000}" if self.tenths else "")
         line = (f"{clock:<10}  "
                 f"{cpu.get('user', 0):5.1f} {cpu.get('system', 0):5.1f} {cpu.get('iowait', 0):5.1f} "

@@ -52,7 +52,7 @@ class AttachOutcome:
 
 
 def _running(workbench: RunServices, run_id: int) -> AttachableRun | None:
-    return next((run for run in workbench.store.runs.running() if run.id == run_id), None)
+    return next((run for run in workbench.store.runs.running(lost_link=True) if run.id == run_id), None)
 
 
 def _request(run: AttachableRun) -> RunRequest:
@@ -85,7 +85,8 @@ def attach_run(
         detail = workbench.store.runs.get(run_id)
         if detail is None:
             raise NotFound(f"no run with id {run_id}: see `benchbay runs list`")
-        raise AppError(f"run {run_id} is {detail.run.status}, not running: there is nothing to re-attach to")
+        raise AppError(f"run {run_id} is {detail.run.status}, not running or lost link: there is nothing to "
+                       "re-attach to")
     lock = claim(run.id, run.owner, workbench.home, force)
     try:
         run = _running(workbench, run_id)   # again, under the lock: it may have been stored meanwhile
@@ -129,7 +130,7 @@ def _attach(workbench: RunServices, run: AttachableRun, follow: bool, control: R
 
     def begin() -> None:
         try:
-            session.resume(remote.run_dir, remote.deadline)
+            session.resume(remote.run_dir, remote.deadline, remote.boot_id)
         finally:
             turn.leave()
         if not follow and not _over(session, control):
@@ -141,10 +142,14 @@ def _attach(workbench: RunServices, run: AttachableRun, follow: bool, control: R
     try:
         outcome = drive_run(workbench, run.id, request, session, control, begin, reattached=True)
     except LeftRunning as exc:
-        return AttachOutcome(run.id, host, LEFT_RUNNING, str(exc))
+        left = LEFT_RUNNING
+        if run.status == RunStatus.LOST_LINK:   # still lost link: collected later, as it was
+            left, exc = RunStatus.LOST_LINK.value, LeftRunning(str(exc).replace("its workbench went away",
+                                                                                "its link was lost"))
+        return AttachOutcome(run.id, host, left, str(exc))
     finally:
         turn.leave()
-    return AttachOutcome(run.id, host, outcome.status, _said(outcome), outcome.samples)
+    return AttachOutcome(run.id, host, outcome.status, _said(outcome, run.status), outcome.samples)
 
 
 def _over(session: RunSession, control: RunControl) -> bool:
@@ -155,10 +160,13 @@ def _over(session: RunSession, control: RunControl) -> bool:
     return control.stopped or session.finished
 
 
-def _said(outcome: RunOutcome) -> str:
+def _said(outcome: RunOutcome, was: str = RunStatus.RUNNING.value) -> str:
     if outcome.status == RunStatus.INTERRUPTED:
         return f"run {outcome.run_id} stored as interrupted: {outcome.error}"
-    text = (f"run {outcome.run_id} on {outcome.host}: re-attached after its workbench went away; stored as "
+    if outcome.status == RunStatus.LOST_LINK:
+        return f"run {outcome.run_id}: {outcome.error}"
+    why = "its link was lost" if was == RunStatus.LOST_LINK else "its workbench went away"
+    text = (f"run {outcome.run_id} on {outcome.host}: re-attached after {why}; stored as "
             f"{outcome.status} with {outcome.samples} samples")
     return text + (f" ({outcome.error})" if outcome.error else "")
 
@@ -166,7 +174,8 @@ def _said(outcome: RunOutcome) -> str:
 def orphan_candidates(workbench: RunServices) -> list[AttachableRun]:
     """Running runs this machine may take over (the lock tells whether their workbench lives)."""
     here = this_machine()
-    return [run for run in workbench.store.runs.running() if run.owner is None or run.owner.machine == here]
+    return [run for run in workbench.store.runs.running(lost_link=True)
+            if run.owner is None or run.owner.machine == here]
 
 
 def collect_orphans(workbench: RunServices, follow: bool = False) -> list[AttachOutcome]:
@@ -178,16 +187,18 @@ def collect_orphans(workbench: RunServices, follow: bool = False) -> list[Attach
     for run in orphan_candidates(workbench):
         try:
             if workbench.needs_password(run.host_name):
+                lost = "lost its link" if run.status == RunStatus.LOST_LINK else "lost its workbench"
                 outcomes.append(AttachOutcome(run.id, run.host_name, NOT_ATTACHED,
-                                              f"run {run.id} on {run.host_name} lost its workbench; its host needs "
+                                              f"run {run.id} on {run.host_name} {lost}; its host needs "
                                               f"a password: `benchbay runs attach {run.id}`"))
                 continue
             outcomes.append(attach_run(workbench, run.id, follow=follow))
         except RunBusy:
             continue
         except USER_ERRORS as exc:
+            lost = "lost its link" if run.status == RunStatus.LOST_LINK else "lost its workbench"
             outcomes.append(AttachOutcome(run.id, run.host_name, NOT_ATTACHED,
-                                          f"run {run.id} on {run.host_name} lost its workbench and could not be "
+                                          f"run {run.id} on {run.host_name} {lost} and could not be "
                                           f"re-attached now ({exc}); try `benchbay runs attach {run.id}` before "
                                           "its deadline"))
         except Exception as exc:  # one broken run must not stop the command the user asked for

@@ -9,6 +9,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,6 +24,7 @@ from remote.agent_package import AGENT_VERSION
 from remote.errors import ConnectError, NoPython
 from remote.facts import gather_facts
 from remote.hostspec import HostSpec
+from remote.run_clock import on_our_clock
 from remote.run_session import DEFAULT_MARGIN, DEFAULT_RECONNECT_BUDGET, MONITOR, RunLost, RunSession, RunVanished
 from remote.run_tail import workbench_event
 from remote.telemetry.compute import TelemetryComputer
@@ -66,7 +68,7 @@ class RunRequest:
     interval: float = 1.0                      # seconds between telemetry ticks, 0.5-10
     duration: float | None = None              # monitor only; None = until RunControl.stop()
     margin: float = DEFAULT_MARGIN             # seconds the host side outlives a vanished workbench
-    reconnect_budget: float = DEFAULT_RECONNECT_BUDGET
+    reconnect_budget: float | None = None      # seconds; None: the settings' (DEFAULT_RECONNECT_BUDGET)
     devices: tuple[str, ...] = ()              # shown besides the whole disks: partitions, hidden devices
 
 
@@ -187,12 +189,24 @@ def new_session(workbench: RunServices, transport: Transport, request: RunReques
     host = transport.name
     return RunSession(
         transport, request.test, params, interval=request.interval, run_id=str(run_id),
-        duration=request.duration, margin=request.margin, reconnect_budget=request.reconnect_budget,
+        duration=request.duration, margin=request.margin, reconnect_budget=_budget(workbench, request),
         connect=lambda: workbench.connect(host, password), control=control,
         computer=TelemetryComputer(include=set(request.devices)),
         on_sample=(lambda sample: on_sample(host, sample)) if on_sample else None,
         on_event=(lambda event: on_event(host, event)) if on_event else None,
     )
+
+
+def _budget(workbench: RunServices, request: RunRequest) -> float:
+    if request.reconnect_budget is not None:
+        return request.reconnect_budget
+    settings = getattr(workbench, "settings", None)
+    return float(getattr(settings, "reconnect_budget", DEFAULT_RECONNECT_BUDGET))
+
+
+def lost_link_text(run_id: int, error: str) -> str:
+    return (f"{error}; the run goes on on the host and is collected when it answers again (the next start of "
+            f"Benchbay, the open window, or `benchbay runs attach {run_id}`)")
 
 
 class LeftRunning(AppError):
@@ -222,6 +236,11 @@ def drive_run(workbench: RunServices, run_id: int, request: RunRequest, session:
         status, error = RunStatus.FAILED, str(exc)
         if control.cancelled or control.stopped:   # the user ended it while the host was unreachable
             status = RunStatus.CANCELLED if control.cancelled or session.uses_agent else RunStatus.DONE
+        elif session.run_dir and session.deadline:
+            # the host keeps the run until its deadline: nothing stored now, all of it when collected
+            store = False
+            status, error = RunStatus.LOST_LINK, lost_link_text(run_id, str(exc))
+            workbench.store.runs.mark_lost_link(run_id, error)
     except USER_ERRORS as exc:
         status, error = RunStatus.FAILED, str(exc) or type(exc).__name__
         session.abort()
@@ -233,9 +252,9 @@ def drive_run(workbench: RunServices, run_id: int, request: RunRequest, session:
         session.close()
         try:
             if store:
-                if reattached:
+                if reattached or request.test == MONITOR:
                     _trim_to_run(session, request)
-                store_run(workbench, run_id, request, session, facts, status, error)
+                store_run(workbench, run_id, request, session, facts, status, error, reattached)
         finally:
             session.transport.close()
     return RunOutcome(run_id, session.host, status, error, len(session.samples))
@@ -246,7 +265,8 @@ def _remember_remote_state(workbench: RunServices, run_id: int, session: RunSess
     expected = session.expected or 0.0
     workbench.store.runs.set_remote_state(run_id, RemoteRunState(
         run_dir=session.run_dir, agent_pid=session.read_agent_pid(), deadline=session.deadline,
-        expected_end=session.deadline - session.margin if expected else 0.0, interval=session.interval))
+        expected_end=session.deadline - session.margin if expected else 0.0, interval=session.interval,
+        boot_id=session.boot_id))
 
 
 def _trim_to_run(session: RunSession, request: RunRequest) -> None:
@@ -281,8 +301,12 @@ def _monitor_facts(workbench: RunServices, session: RunSession) -> dict | None:
         return None
 
 
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
 def store_run(workbench: RunServices, run_id: int, request: RunRequest, session: RunSession, facts: dict | None,
-              status: RunStatus, error: str) -> None:
+              status: RunStatus, error: str, reattached: bool = False) -> None:
     runs = workbench.store.runs
     events = list(session.events)
     agent_facts = [e.get("facts") for e in events if e.get("type") == "facts" and isinstance(e.get("facts"), dict)]
@@ -299,13 +323,25 @@ def store_run(workbench: RunServices, run_id: int, request: RunRequest, session:
         runs.add_series(run_id, samples_to_series(samples, t0))
     runs.add_series(run_id, stored.series)
     tail = getattr(session, "sample_tail", None)
-    # where the series' t = 0 lies in host time (to place phase markers), and how telemetry went
+    # every stored time on this computer's clock; what the host's clock said is kept beside (remote.run_clock)
+    clock = getattr(session, "clock", None)
+    offset = clock.offset if clock is not None else 0.0
+    # where the series' t = 0 lies (to place phase markers), and how telemetry went
     events.append(workbench_event(
-        "telemetry", t0=t0, interval=request.interval, samples=len(samples),
-        ticks=tail.ticks if tail else 0, bad_ticks=tail.bad_ticks if tail else 0,
+        "telemetry", t0=t0 - offset if t0 is not None else None, host_t0=t0,
+        clock_offset_s=round(offset, 6) if clock is not None else None, interval=request.interval,
+        samples=len(samples), ticks=tail.ticks if tail else 0, bad_ticks=tail.bad_ticks if tail else 0,
         duplicates=tail.duplicates if tail else 0, reconnects=session.reconnects))
+    if clock is not None:
+        events = [on_our_clock(e, offset) for e in events]
     # the facts document is stored once, as facts, not again inside its event
     runs.add_events(run_id, [{**e, "facts": "stored as the run's facts"} if e.get("type") == "facts" else e
                              for e in without_rates(events)])
     engine = "agent" if session.uses_agent else "sampler"
     runs.finish(run_id, status, error=error, engine=engine, engine_version=AGENT_VERSION)
+    if (reattached or request.test == MONITOR) and samples:
+        # what the host measured (not until a re-attach, nor as long as a slow link took to bring it): from
+        # the first tick to the run's end
+        end = next((float(e["t"]) for e in events if e.get("type") == "done" and e.get("seq") is not None),
+                   samples[-1].t - offset)
+        runs.set_times(run_id, _utc(t0 - offset), _utc(max(end, samples[-1].t - offset)))

@@ -34,6 +34,9 @@ def default_db_url() -> str:
 class Settings:
     connect_timeout: float = 10.0      # seconds for DNS, TCP, SSH banner and authentication together
     command_timeout: float = 120.0     # seconds for one agent call such as gathering facts
+    # seconds a run tries to reconnect after its link went; then the link is given up and the run, which
+    # goes on on its host, is stored as "lost link" and collected when the host answers again
+    reconnect_budget: float = 120.0
     ssh_config: str = "~/.ssh/config"
     user_known_hosts: str = "~/.ssh/known_hosts"
 
@@ -51,6 +54,8 @@ class Settings:
         settings = cls(**values)
         if not (0.5 <= float(settings.connect_timeout) <= 300):
             raise SettingsError(f"{path}: connect_timeout must be between 0.5 and 300 seconds")
+        if not (1 <= float(settings.reconnect_budget) <= 3600):
+            raise SettingsError(f"{path}: reconnect_budget must be between 1 and 3600 seconds")
         return settings
 
     def save(self, home: Path) -> None:

@@ -140,7 +140,9 @@ class MonitorController(QObject):
         said = {RunStatus.DONE: "stored", RunStatus.CANCELLED: "stored as cancelled"}
         what = said.get(outcome.status, outcome.status)
         text = f"{monitor.host}: monitor {what} as run #{outcome.run_id} ({outcome.samples} samples)"
-        if outcome.status == RunStatus.FAILED:
+        if outcome.status == RunStatus.LOST_LINK:   # not over: collected once the host answers again
+            text = f"{monitor.host}: monitor (run #{outcome.run_id})"
+        if outcome.status in (RunStatus.FAILED, RunStatus.LOST_LINK):
             reason = outcome.error or "failed"   # the text shown, not a status
             self.host_state.emit(monitor.host, STATUS_ERROR, reason)
             text = f"{text}: {reason.removeprefix(f'{monitor.host}: ')}"

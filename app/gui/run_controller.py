@@ -178,6 +178,10 @@ class RunController(QObject):
             reason = (outcome.error or "failed").removeprefix(f"{run.host}: ")
             self.host_state.emit(run.host, STATUS_ERROR, reason)
             self.message.emit(f"{run.host}: {test} test failed (run #{outcome.run_id}): {reason}")
+        elif outcome.status == RunStatus.LOST_LINK:   # not over: collected once the host answers again
+            reason = (outcome.error or "link lost").removeprefix(f"{run.host}: ")
+            self.host_state.emit(run.host, STATUS_ERROR, reason)
+            self.message.emit(f"{run.host}: {test} test (run #{outcome.run_id}): {reason}")
         else:
             self.host_state.emit(run.host, STATUS_OK, "")
             self.message.emit(f"{run.host}: {test} test {outcome.status}, stored as run #{outcome.run_id}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from remote.clock_offset import WARN_BEYOND, offset_words
 from widgets.format import human_bytes
 
 
@@ -63,6 +64,13 @@ def facts_lines(facts: dict) -> Iterator[str]:
     tools = facts.get("tools") or {}
     for name in ("fio", "mta", "postgresql", "iostat"):
         yield f"{name + ':':<16}{_tool(tools.get(name))}"
+    clock = facts.get("clock") or {}
+    offset = clock.get("offset_s") if isinstance(clock, dict) else None
+    if isinstance(offset, (int, float)) and not isinstance(offset, bool):
+        if abs(offset) > WARN_BEYOND:
+            yield f"clock:          WARNING: {offset_words(offset)} this computer's (times are stored on this one's)"
+        else:
+            yield f"clock:          within {WARN_BEYOND:g} s of this computer's ({offset:+.3f} s)"
     if facts.get("needs_root"):
         yield "needs root:     " + ", ".join(facts["needs_root"])
     for err in facts.get("errors") or []:

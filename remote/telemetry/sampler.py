@@ -26,7 +26,16 @@ def interval_text(interval: float) -> str:
     return f"{round(interval, 2):g}"
 
 
-def start_command(run_dir: str, interval: float, mode: str = "auto") -> str:
+def span_text(seconds: float | None) -> str:
+    """How long the sampler measures, as the script takes it ("0": until stopped)."""
+    if seconds is None:
+        return "0"
+    if not 0 < seconds < 10**9:
+        raise ValueError(f"a measurement lasts more than 0 seconds, not {seconds:g}")
+    return f"{seconds:.2f}"
+
+
+def start_command(run_dir: str, interval: float, mode: str = "auto", seconds: float | None = None) -> str:
     """Shell code that starts RUN/sampler.sh detached and returns at once.
 
     The sampler gets a session of its own when the host has setsid (then `kill -TERM -PID` stops it with
@@ -34,6 +43,7 @@ def start_command(run_dir: str, interval: float, mode: str = "auto") -> str:
     from its first instruction on, reads nothing, appends to RUN/samples.raw and complains into
     RUN/sampler.log; its pid goes to RUN/sampler.pid. The script must already be in RUN, and RUN/deadline
     should be written first (until it can read one, the sampler stops itself 5 minutes after starting).
+    With `seconds`, it takes no tick past that span of the host's own clock and then writes RUN/sampler.done.
     """
     if mode not in MODES:
         raise ValueError(f"sampler mode must be one of {', '.join(MODES)}")
@@ -48,6 +58,7 @@ def start_command(run_dir: str, interval: float, mode: str = "auto") -> str:
     return (
         "if command -v setsid >/dev/null 2>&1; then bb_setsid=setsid; else bb_setsid=; fi; "
         f"(trap '' HUP; cd / && exec $bb_setsid sh {path(SAMPLER_FILE)} {run} {interval_text(interval)} {mode} "
+        f"{span_text(seconds)} "
         f"</dev/null >>{path(RAW_FILE)} 2>>{path(LOG_FILE)}) & "
         f"echo $! >{path(PID_FILE)}"
     )

@@ -1,7 +1,10 @@
 #!/bin/sh
 # Benchbay telemetry sampler: every INTERVAL seconds, one framed tick of the host's /proc counters on stdout.
-#   sampler.sh RUN_DIR INTERVAL [auto|posix|compat]
+#   sampler.sh RUN_DIR INTERVAL [auto|posix|compat] [SECONDS]
 # (auto: bash when the host has it; posix: plain sh; compat: bash as before 5.2, for tests)
+# With SECONDS (> 0), the measurement ends by itself once the ticks span SECONDS of the host's uptime: a slow
+# link that reads the ticks late cannot make it longer. The sampler then writes RUN_DIR/sampler.done and
+# waits, still guarding the deadline, until the workbench has read everything and stops it.
 # The workbench computes iostat-style figures from the raw counters; here we only copy them, as cheaply
 # as we can: under bash (>= 4) a tick forks nothing (builtin reads, one printf, a timed read on a fifo
 # as the sleep). Plain POSIX sh (dash, busybox) runs one `cat` and one `sleep` per tick, same output.
@@ -12,6 +15,7 @@ export LC_ALL
 run=$1
 iv=$2
 mode=${3:-auto}
+span=${4:-0}
 
 if [ "$mode" != posix ] && [ -z "$BASH_VERSION" ] && command -v bash >/dev/null 2>&1; then
     exec bash "$0" "$@"
@@ -57,6 +61,17 @@ if ! to_cs "$iv" || [ "$cs" -lt 50 ] || [ "$cs" -gt 1000 ]; then
     exit 2
 fi
 ivcs=$cs
+# the first tick is the baseline (rates need two): the last one is the first at or past SPAN - INTERVAL/2
+limit=0
+if [ "$span" != 0 ]; then
+    if ! to_cs "$span" || [ "$cs" -le 0 ]; then
+        echo "sampler: seconds must be a positive number with at most two decimals, not: $span" >&2
+        exit 2
+    fi
+    limit=$((cs - ivcs / 2))
+    [ "$limit" -gt 0 ] || limit=1   # shorter than half a tick: the first tick after the baseline
+fi
+first=
 
 # Orphan protection, checked before every tick ($1 = whole seconds of uptime now). The deadline is in
 # whole seconds too (a fraction is dropped); an unreadable deadline file keeps the last value read, and
@@ -99,6 +114,22 @@ expire() {
     [ -r "$run/kill.sh" ] && sh "$run/kill.sh" >/dev/null 2>&1
     rm -rf "$run"
     exit 0
+}
+
+# The measurement is over (SPAN reached): no more ticks; the run directory stays for the workbench to read.
+measured() {
+    : >"$run/sampler.done" 2>/dev/null
+    while :; do
+        read -r _u _x </proc/uptime
+        check_stop "${_u%%.*}"
+        nap 1
+    done
+}
+
+# $1: the tick's uptime in centiseconds
+past_span() {
+    [ -n "$first" ] || first=$1
+    [ $(($1 - first)) -ge "$limit" ]
 }
 
 nap() {
@@ -183,6 +214,7 @@ loop_posix() {
         else
             { printf '@tick %s\n' "$seq" && cat "$@" && printf '@end %s\n' "$seq"; } 2>/dev/null || nospace
         fi
+        [ "$limit" -gt 0 ] && past_span "$now" && measured
         [ -n "$next" ] || next=$now
         next=$((next + ivcs))
         d=$((next - now))
@@ -259,6 +291,10 @@ while :; do
     check_ms
     ((seq += 1))
     printf %s "write_tick@end $seq$nl" 2>/dev/null || nospace
+    if ((limit > 0)); then
+        to_cs "${up%% *}" || cs=0
+        past_span "$cs" && measured
+    fi
     if ((unit == 100)); then
         to_cs "${up%% *}" || cs=0
         now=$cs

@@ -5,6 +5,7 @@ logged in on the host would.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -111,6 +112,9 @@ def test_killed_workbench_run_is_collected_complete_by_the_next_start(cli_env, s
     assert (detail.run.status, detail.run.error) == ("done", "")
     [result] = detail.results
     assert (result.metric, result.unit) == ("elapsed", "s") and 5.0 <= result.value < 7.0
+    # the times the host measured, not until the re-attach (which came seconds after the end)
+    stored_for = (detail.run.finished_at - detail.run.started_at).total_seconds()
+    assert result.value - INTERVAL <= stored_for < result.value + 4 * INTERVAL
     assert detail.facts["memory"]["total_bytes"] > 0
     seqs = [e["seq"] for e in events if e["seq"] is not None]
     assert seqs == list(range(1, len(seqs) + 1))     # every agent event once, none missing
@@ -277,3 +281,116 @@ def test_sigterm_to_benchbay_monitor_stops_and_stores_it_like_ctrl_c(cli_env, ss
     assert code == 0 and "stopping" in err and "Traceback" not in err, err
     assert detail.run.status == "done" and len(_series_t(cli_env, run.id)) >= 3
     assert not Path(run.remote.run_dir).exists()
+
+
+def test_a_host_that_rebooted_is_said_so_not_a_removed_run(cli_env, ssh_host) -> None:
+    """A reboot cannot be made on a test host; what tells it is: the boot id the run began in is not the
+    host's any more, and (with a /tmp that does not survive) the run directory is gone."""
+    from dataclasses import replace
+
+    name = _add(ssh_host)
+    run, proc = _start_and_kill(cli_env, name)
+    _finish(proc)
+    assert len(run.remote.boot_id) >= 32   # recorded at the start, from /proc/sys/kernel/random/boot_id
+    run_dir = Path(run.remote.run_dir)
+    for pid in processes_using(str(run_dir)):   # a reboot ends every process and empties /tmp
+        os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(run_dir)
+    store = open_store(f"sqlite:///{cli_env['db']}")
+    try:
+        store.runs.set_remote_state(run.id, replace(run.remote, boot_id="0" * 8 + run.remote.boot_id[8:]))
+    finally:
+        store.close()
+
+    code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)))
+    assert code == 1
+    assert err.strip().splitlines()[-1] == (f"benchbay: run {run.id} stored as interrupted: {name}: the host rebooted "
+                                            "during the run (its boot id changed): the run ended with it; what was "
+                                            "read before is kept"), err
+    detail, _ = _detail(cli_env, run.id)
+    assert detail.run.status == "interrupted" and "rebooted" in detail.run.error
+
+
+def test_ctrl_c_twice_says_what_stays_on_the_host_and_attach_removes_it(cli_env, ssh_host) -> None:
+    name = _add(ssh_host)
+    proc = _benchbay("run", name, "--test", "idle", "--set", 'phases=[["measure","Measure",60]]',
+                     "--interval", str(INTERVAL))
+    store = open_store(f"sqlite:///{cli_env['db']}")
+    try:
+        run = _wait_for("the run to start on the host", lambda: _running_on_host(store))
+    finally:
+        store.close()
+    run_dir = Path(run.remote.run_dir)
+    _wait_for("the sampler", lambda: (run_dir / "samples.raw").exists())
+    proc.send_signal(signal.SIGINT)   # cancel ...
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)   # ... and leave at once, before the host is cleaned up
+    code, _out, err = _finish(proc, timeout=60)
+    assert code == 130, err
+    assert (f"benchbay: run {run.id} on {name} is left on the host as it was (its telemetry sampler and any test "
+            f"still running): `benchbay runs attach {run.id}` collects it and removes it there") in err
+    assert run_dir.is_dir() and processes_using(str(run_dir))   # what was said: it is still there
+
+    code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)), timeout=120)
+    assert code in (0, 130) and "Traceback" not in err, err
+    detail, _ = _detail(cli_env, run.id)
+    assert detail.run.status in ("cancelled", "done")   # the agent may or may not have had the cancel
+    assert not run_dir.exists() and processes_using(str(run_dir)) == []
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_the_open_window_collects_a_lost_link_run_once_its_host_answers(cli_env, fresh_ssh_host, qtbot) -> None:
+    from app.gui.main_window import MainWindow
+    from app.workbench import Workbench
+    from tests.fixtures.store import write_settings
+
+    write_settings(cli_env["home"], reconnect_budget=3, connect_timeout=3)
+    name = _add(fresh_ssh_host)
+    bench = Workbench(home=cli_env["home"], db_url=f"sqlite:///{cli_env['db']}")
+    window = MainWindow(bench)
+    qtbot.addWidget(window)
+    window.reattacher.timer.setInterval(1000)   # instead of every half minute
+    server = fresh_ssh_host.server
+    try:
+        proc = _benchbay("run", name, "--test", "idle", "--set", '[["measure","Measure",12]]'.join(["phases=", ""]),
+                         "--interval", str(INTERVAL))
+        run = _wait_for("the run to start on the host", lambda: _running_on_host(bench.store))
+        run_dir = Path(run.remote.run_dir)
+        _wait_for("the sampler", lambda: (run_dir / "samples.raw").exists())
+        # the host's sshd goes away with every connection (the run itself goes on: it is detached)
+        connections, todo = [], _children(server.process.pid)
+        while todo:   # each connection's sshd processes (the run itself left them: it is detached)
+            pid = todo.pop()
+            connections.append(pid)
+            todo += _children(pid)
+        connections = [pid for pid in connections if pid not in processes_using(str(run_dir))]
+        server.stop()
+        for pid in connections:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        code, out, err = _finish(proc, timeout=90)
+        assert code == 1 and f"{name}: lost link (run {run.id})" in out, out + err
+        assert bench.store.runs.get(run.id).run.status == "lost link"
+        _wait_for("the run to end on the host", lambda: b'"done"' in (run_dir / "events.jsonl").read_bytes(), 60)
+        server.start()   # the host answers again: the open window collects the run by itself
+        qtbot.waitUntil(lambda: bench.store.runs.get(run.id).run.status != "lost link", timeout=60_000)
+        detail = bench.store.runs.get(run.id)
+        assert detail.run.status == "done" and len(detail.results) == 1
+        qtbot.waitUntil(lambda: f"run {run.id} on {name}: re-attached after its link was lost"
+                        in window.statusBar().currentMessage(), timeout=10_000)
+        assert not run_dir.exists()
+    finally:
+        window.close()
+        bench.close()

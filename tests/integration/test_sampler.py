@@ -58,16 +58,31 @@ def run_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def start_local(run_dir: Path, interval: float, mode: str = "auto") -> int:
+def start_local(run_dir: Path, interval: float, mode: str = "auto", seconds: float | None = None) -> int:
     with LocalTransport() as local:
         started = time.monotonic()
-        result = local.run(start_command(str(run_dir), interval, mode), timeout=10)
+        result = local.run(start_command(str(run_dir), interval, mode, seconds), timeout=10)
         assert result.ok, result.error_text()
         assert time.monotonic() - started < 2, "start_command must return at once"
     pid = int((run_dir / "sampler.pid").read_text())
     raw = run_dir / "samples.raw"
     assert wait_for(lambda: not raw.exists() or b"@header-end" in raw.read_bytes(), 3)
     return pid
+
+
+@pytest.mark.parametrize("mode", ["auto", "compat", "posix"])
+def test_a_timed_measurement_ends_on_the_hosts_own_clock(run_dir: Path, mode: str) -> None:
+    """--seconds 2 at 0.5 s: the baseline tick and four more (2 s of samples), then sampler.done; however late
+    the ticks are read, no more come, and the sampler waits (guarding the deadline) until it is stopped."""
+    pid = start_local(run_dir, 0.5, mode, seconds=2)
+    assert wait_for(lambda: (run_dir / "sampler.done").exists(), 20)
+    time.sleep(1.5)   # three more intervals: none may be measured
+    _parser, snapshots, samples = parse((run_dir / "samples.raw").read_bytes())
+    assert len(snapshots) == 5 and len(samples) == 4
+    assert 1.75 <= snapshots[-1].uptime - snapshots[0].uptime < 2.5
+    assert running(pid)   # the run directory stays for the workbench to read
+    (run_dir / "stop").touch()
+    assert wait_for(lambda: not running(pid), 5)
 
 
 @pytest.mark.parametrize("mode", ["auto", "compat", "posix"])

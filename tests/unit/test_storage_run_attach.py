@@ -100,3 +100,27 @@ def test_a_run_cannot_be_finished_as_running(tmp_path: Path) -> None:
             store.runs.finish(run_id, "running")
     finally:
         store.close()
+
+
+def test_a_lost_link_run_keeps_where_it_lives_and_is_collected_like_a_running_one(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    try:
+        run_id = store.runs.create("web", "idle", {"interval": 1.0}, owner=RunOwner("box", 42, "/locks/1"))
+        remote = RemoteRunState(run_dir="/tmp/benchbay-run.x", agent_pid=7, deadline=900.0, boot_id="b" * 36)
+        store.runs.set_remote_state(run_id, remote)
+        store.runs.mark_lost_link(run_id, "web: link lost: could not reconnect within 120 s")
+
+        detail = store.runs.get(run_id)
+        assert detail.run.status == RunStatus.LOST_LINK == "lost link"
+        assert detail.run.finished_at is None and "could not reconnect" in detail.run.error
+        assert store.runs.running() == []                      # not running: nobody drives it
+        [lost] = store.runs.running(lost_link=True)            # but collected as one
+        assert (lost.id, lost.status, lost.remote, lost.owner) == (run_id, "lost link", remote, None)
+
+        store.runs.finish(run_id, RunStatus.DONE)              # collected: an ordinary finished run
+        assert store.runs.running(lost_link=True) == []
+        assert store.runs.get(run_id).run.status == "done"
+        with pytest.raises(ValueError, match="finishes as one of"):
+            store.runs.finish(run_id, RunStatus.LOST_LINK)     # never a final status
+    finally:
+        store.close()

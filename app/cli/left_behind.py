@@ -1,0 +1,30 @@
+"""What a command left on its hosts when the user left at once (Ctrl-C again while it cancelled)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from app.engine.lock import this_machine
+from app.workbench import Workbench
+
+
+def left_behind_lines(bench: Workbench) -> list[str]:
+    """One line per run this process drove and left stored as running: the host still has its run (the agent,
+    the telemetry sampler) until it is collected or its deadline passes."""
+    here, pid = this_machine(), os.getpid()
+    lines = []
+    for run in bench.orphan_candidates():   # every running run of this machine; ours among them
+        if run.owner is None or run.owner.machine != here or run.owner.pid != pid or run.status != "running":
+            continue
+        lines.append(f"run {run.id} on {run.host_name} is left on the host as it was (its telemetry sampler and "
+                     f"any test still running): `benchbay runs attach {run.id}` collects it and removes it there, "
+                     "as does the next start of Benchbay once the test is over; otherwise the host removes it by "
+                     "itself at its deadline")
+    return lines
+
+
+def say_left_behind(bench: Workbench) -> None:
+    with contextlib.suppress(Exception):   # leaving must never fail for what is only a hint
+        for line in left_behind_lines(bench):
+            print(f"benchbay: {line}", file=sys.stderr, flush=True)
