@@ -6,6 +6,9 @@ shown view spends frames. The x axes of a view are linked: seconds since each ho
 """
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -39,6 +42,9 @@ WINDOWS: tuple[tuple[str, float | None], ...] = (("Last minute", 60.0), ("Last 5
                                                  ("Whole run", None))
 TIME_MODES = (("Clock", CLOCK, "The host's wall clock, HH:MM:SS"),
               ("Since start", ELAPSED, "Time since the run started, m:ss (h:mm:ss past an hour)"))
+# hosts whose clocks seem closer than this are taken to agree (NTP): a guess from arrival times would be
+# off by the delivery delay, and by a busy GUI thread's stall
+CLOCK_TOLERANCE_S = 10.0
 EAGER_PANELS = 2          # up to this many hosts the grid shows every panel: built with the host
 PANEL_MIN_HEIGHT = 640     # with more than two hosts the grid scrolls rather than squashing graphs
 
@@ -62,6 +68,11 @@ class Dashboard(QWidget):
         self._mode = mode
         self.time_mode = CLOCK
         self._origins: dict[str, float | None] = {}     # per host: the run start its time axis shows
+        # A live session has one time line: x = 0 where its first host started. A host that joins later (a
+        # test after a monitor hand-over) gets the same moment as its x = 0, on its own clock; otherwise its
+        # curves would start at x = 0 too, as early as the first host's.
+        self.now: Callable[[], float] = time.time        # the workbench's clock, when a sample arrives
+        self._anchor: tuple[float, float] | None = None  # (x = 0 on the first host's clock, its clock lag)
 
         self.bar = QHBoxLayout()
         self.bar.setContentsMargins(4, 2, 4, 2)
@@ -213,6 +224,7 @@ class Dashboard(QWidget):
         self.slots.clear()
         self.series.clear()
         self._origins.clear()
+        self._anchor = None
         self.overlay.clear_hosts()
         for group in (self.grid_group, self.overlay_group):
             group.set_follow(True)
@@ -242,8 +254,24 @@ class Dashboard(QWidget):
 
     # -- data ------------------------------------------------------------------------------------
 
+    def _place(self, series: HostSeries, t: float, interval: float) -> None:
+        """A live host's first sample or event (host time t): where its x = 0 lies on its clock."""
+        if series.t0 is not None:
+            return
+        start = t - interval
+        lag = self.now() - t    # the workbench's clock minus the host's, plus the delivery delay
+        if self._anchor is None:
+            self._anchor = (start, lag)
+            series.t0 = start
+            return
+        origin, first_lag = self._anchor
+        # the same instant on this host's clock: a clock ahead by d reads d more (its lag is d smaller)
+        skew = first_lag - lag
+        series.t0 = origin + (skew if abs(skew) > CLOCK_TOLERANCE_S else 0.0)
+
     def add_sample(self, host: str, sample: TelemetryPoint) -> None:
         series = self.series.get(host) or self.add_host(host)
+        self._place(series, sample.t, sample.interval)
         if series.add_sample(sample):
             self._device_update(host)
         self._netfs_update(host)
@@ -252,6 +280,8 @@ class Dashboard(QWidget):
 
     def add_samples(self, host: str, samples: list[TelemetryPoint]) -> None:
         series = self.series.get(host) or self.add_host(host)
+        if samples:
+            self._place(series, samples[0].t, samples[0].interval)
         if series.add_samples(samples):
             self._device_update(host)
         self._netfs_update(host)
@@ -260,6 +290,8 @@ class Dashboard(QWidget):
 
     def add_event(self, host: str, event: dict) -> None:
         series = self.series.get(host) or self.add_host(host)
+        if event.get("type") in ("phase_start", "phase_end", "marker") and isinstance(event.get("t"), (int, float)):
+            self._place(series, float(event["t"]), 0.0)
         markers, status = series.add_event(event)
         if markers:
             if host in self.panels.built:
