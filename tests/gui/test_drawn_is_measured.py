@@ -104,8 +104,10 @@ def test_open_graphs_draws_the_stored_samples_at_once_without_zeros(window, work
     graphs = open_from_runs_tab(window, qtbot, run_id)
     label = f"local #{run_id}"
     board = graphs.dashboard
-    qtbot.waitUntil(lambda: label in board.panels.built and len(handed(board.panels[label].plots["load"].curve("1"))[0]) > 0,
-                    timeout=20_000)
+    def drawn() -> bool:
+        return label in board.panels.built and len(handed(board.panels[label].plots["load"].curve("1"))[0]) > 0
+
+    qtbot.waitUntil(drawn, timeout=20_000)
     board.frame()
     check_grid(board, label, samples, "Open graphs")
     plots = list(board.panels[label].plots.values())
