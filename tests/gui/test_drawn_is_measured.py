@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 
 from app.compare.overlay import pick
 from app.gui.replay import ReplayView, load_stored_run
-from tests.fixtures.engine_runs import busy_samples, store_cpu_run
+from tests.fixtures.engine_runs import TEST_START_S, busy_samples, store_cpu_run
 from widgets.dashboard import MODE_GRID, MODE_OVERLAY, Dashboard
 from widgets.host_series import HostSeries
 
@@ -229,11 +229,12 @@ def test_overlay_with_local_after_a_hand_over(board):
 
 
 def test_compare_telemetry_with_a_local_run_draws_each_run_on_its_own_clock(window, workbench, qtbot):
-    """Case 3: a `local` run and a remote run whose clock is 3.5 h ahead of the workbench's: each curve is its
-    run's stored series, placed from its own test start; the axis spans the tests, not the hours between."""
+    """Case 3: a `local` run and a remote run whose clock is 3.5 h behind the workbench's, its events
+    stored on the workbench's clock with the host's time beside: each curve is its run's stored series,
+    placed from its own test start; the axis spans the tests, not the hours between the clocks."""
     local = store_cpu_run(workbench, "local", T0, seconds=40, seed=1)
-    remote = store_cpu_run(workbench, "db-beta", T0 + 7 * 24 * 3600 + 12_600, seconds=40, seed=2,
-                           workbench_offset=12_600.0)
+    remote = store_cpu_run(workbench, "db-beta", T0 - 12_600.0, seconds=40, seed=2, workbench_offset=-12_600.0,
+                           events_on_workbench_clock=True)
     compare = window.compare
     window.tabs.setCurrentWidget(compare)
     window.reload_runs()
@@ -242,16 +243,13 @@ def test_compare_telemetry_with_a_local_run_draws_each_run_on_its_own_clock(wind
     qtbot.mouseClick(compare.picker.compare_button, Qt.MouseButton.LeftButton)
     overlay = compare.view.overlay
     qtbot.waitUntil(lambda: len(overlay.curves) == 2, timeout=20_000)
-    for name in ("cpu.busy", "load.1"):
+    for name in ("cpu.busy", "load.1", "disk.util"):
         overlay.metric_picker.setCurrentIndex(overlay.metric_picker.findData(name))
         qtbot.waitUntil(lambda: len(overlay.curves) == 2 and overlay.status.text() == "", timeout=20_000)
         spans = []
         for run_id in (local, remote):
-            events = workbench.run_events(run_id)
-            t0 = next(e["t0"] for e in events if e["type"] == "telemetry")
-            start = next(e["t"] for e in events if e["type"] == "phase_start")
             curve = pick(workbench.run_series(run_id), name)
-            truth = {round(t - (start - t0), 6): v for t, v in zip(curve.t, curve.values, strict=True)}
+            truth = {round(t - TEST_START_S, 6): v for t, v in zip(curve.t, curve.values, strict=True)}
             assert_drawn_from(overlay.curves[run_id], 0.0, truth, f"Compare {name} run {run_id}")
             spans += [min(truth), max(truth)]
         assert_same_window([overlay.plot.getPlotItem()], min(spans), max(spans), f"Compare {name}")
