@@ -6,9 +6,6 @@ shown view spends frames. The x axes of a view are linked: seconds since each ho
 """
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -32,6 +29,7 @@ from widgets.live_plot import DEFAULT_WINDOW, MUTED, PlotGroup
 from widgets.overlay_view import OverlayView
 from widgets.overview_hook import MODE_OVERVIEW, OverviewHook
 from widgets.run_data import RunState
+from widgets.session_clock import SessionClock
 from widgets.telemetry_data import TelemetryPoint
 from widgets.time_axis import CLOCK, ELAPSED
 
@@ -42,9 +40,6 @@ WINDOWS: tuple[tuple[str, float | None], ...] = (("Last minute", 60.0), ("Last 5
                                                  ("Whole run", None))
 TIME_MODES = (("Clock", CLOCK, "The host's wall clock, HH:MM:SS"),
               ("Since start", ELAPSED, "Time since the run started, m:ss (h:mm:ss past an hour)"))
-# hosts whose clocks seem closer than this are taken to agree (NTP): a guess from arrival times would be
-# off by the delivery delay, and by a busy GUI thread's stall
-CLOCK_TOLERANCE_S = 10.0
 EAGER_PANELS = 2          # up to this many hosts the grid shows every panel: built with the host
 PANEL_MIN_HEIGHT = 640     # with more than two hosts the grid scrolls rather than squashing graphs
 
@@ -68,11 +63,9 @@ class Dashboard(QWidget):
         self._mode = mode
         self.time_mode = CLOCK
         self._origins: dict[str, float | None] = {}     # per host: the run start its time axis shows
-        # A live session has one time line: x = 0 where its first host started. A host that joins later (a
-        # test after a monitor hand-over) gets the same moment as its x = 0, on its own clock; otherwise its
-        # curves would start at x = 0 too, as early as the first host's.
-        self.now: Callable[[], float] = time.time        # the workbench's clock, when a sample arrives
-        self._anchor: tuple[float, float] | None = None  # (x = 0 on the first host's clock, its clock lag)
+        # a live host's x = 0: its session's start on its clock, not its own first sample (a test after a
+        # monitor hand-over would start as early as the monitor did)
+        self.session_clock = SessionClock()
 
         self.bar = QHBoxLayout()
         self.bar.setContentsMargins(4, 2, 4, 2)
@@ -224,7 +217,7 @@ class Dashboard(QWidget):
         self.slots.clear()
         self.series.clear()
         self._origins.clear()
-        self._anchor = None
+        self.session_clock.reset()
         self.overlay.clear_hosts()
         for group in (self.grid_group, self.overlay_group):
             group.set_follow(True)
@@ -256,18 +249,8 @@ class Dashboard(QWidget):
 
     def _place(self, series: HostSeries, t: float, interval: float) -> None:
         """A live host's first sample or event (host time t): where its x = 0 lies on its clock."""
-        if series.t0 is not None:
-            return
-        start = t - interval
-        lag = self.now() - t    # the workbench's clock minus the host's, plus the delivery delay
-        if self._anchor is None:
-            self._anchor = (start, lag)
-            series.t0 = start
-            return
-        origin, first_lag = self._anchor
-        # the same instant on this host's clock: a clock ahead by d reads d more (its lag is d smaller)
-        skew = first_lag - lag
-        series.t0 = origin + (skew if abs(skew) > CLOCK_TOLERANCE_S else 0.0)
+        if series.t0 is None:
+            series.t0 = self.session_clock.origin(t, interval)
 
     def add_sample(self, host: str, sample: TelemetryPoint) -> None:
         series = self.series.get(host) or self.add_host(host)
@@ -292,6 +275,9 @@ class Dashboard(QWidget):
         series = self.series.get(host) or self.add_host(host)
         if event.get("type") in ("phase_start", "phase_end", "marker") and isinstance(event.get("t"), (int, float)):
             self._place(series, float(event["t"]), 0.0)
+        disk = series.test_disk(event)
+        if disk is not None:
+            self.prefer_device(host, disk)
         markers, status = series.add_event(event)
         if markers:
             if host in self.panels.built:
@@ -316,6 +302,12 @@ class Dashboard(QWidget):
         if host in self.panels.built:
             self.panels.built[host].header.set_status(text, series.state)
         self.overlay.headers[host].set_status(text, series.state)
+
+    def prefer_device(self, host: str, device: str) -> None:
+        """Show this disk of the host (the one holding its test directory) until the user picks another."""
+        series = self.series.get(host) or self.add_host(host)
+        if series.prefer_device(device):
+            self._device_update(host)
 
     def set_device(self, host: str, device: str) -> None:
         series = self.series[host]

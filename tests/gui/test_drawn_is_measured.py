@@ -170,7 +170,7 @@ def live_session(board: Dashboard, hosts: dict[str, tuple[float, int]], monitor_
 
     The workbench's clock (board.now) runs with the hosts' clocks, as NTP keeps them."""
     clock = [0.0]
-    board.now = lambda: clock[0]
+    board.session_clock.now = lambda: clock[0]
     made = {name: busy_samples(count, start, seed=n + 1) for n, (name, (start, count)) in enumerate(hosts.items())}
     for name in hosts:
         board.add_host(name)
@@ -253,3 +253,50 @@ def test_compare_telemetry_with_a_local_run_draws_each_run_on_its_own_clock(wind
             assert_drawn_from(overlay.curves[run_id], 0.0, truth, f"Compare {name} run {run_id}")
             spans += [min(truth), max(truth)]
         assert_same_window([overlay.plot.getPlotItem()], min(spans), max(spans), f"Compare {name}")
+
+
+# -- the disk the disk graphs show -------------------------------------------------------------------------
+
+TEST_DIR_FACTS = {"test_dir": {"path": "/tmp", "device": "/dev/vda1", "disk": "vda", "fstype": "ext4"}}
+
+
+def test_live_disk_graphs_open_on_the_disk_holding_the_test_directory(board):
+    """Case 5: on `local` a loop device is busier than the disk the test writes to; the disk graphs show the
+    test's disk (its facts name it), and a disk the user picks stays."""
+    clock = [0.0]
+    board.session_clock.now = lambda: clock[0]
+    samples = busy_samples(30, T0, disks=("loop1", "vda"))   # loop1 carries the busy wave
+    board.add_host("local")
+    feed(board, "local", samples[:1], clock)
+    board.add_event("local", {"seq": 2, "t": T0 + 1.2, "type": "facts", "facts": TEST_DIR_FACTS})
+    feed(board, "local", samples[1:], clock)
+    board.set_mode(MODE_GRID)
+    board.frame()
+    panel = board.panels["local"]
+    assert board.series["local"].device == "vda" and panel.header.device_combo.currentText() == "vda"
+    assert_drawn_from(panel.plots["util"].curve("util"), board.series["local"].t0,
+                      stored_curve(samples, "disk.util", "vda"), "Live util of the test's disk")
+    board.set_device("local", "loop1")
+    feed(board, "local", busy_samples(5, T0 + 30, disks=("loop1", "vda")), clock)
+    assert board.series["local"].device == "loop1"
+
+
+def test_stored_graphs_open_on_the_disk_holding_the_test_directory(workbench, qtbot):
+    from tests.fixtures.engine_runs import cpu_test_events, store_engine_run
+
+    samples = busy_samples(30, T0, disks=("loop1", "vda"))
+    run_id = store_engine_run(workbench, "local", "cpu", samples, cpu_test_events(T0 + 2.0, 20.0),
+                              facts=TEST_DIR_FACTS)
+    stored = load_stored_run(workbench, run_id)
+    assert stored.disk == "vda"
+    view = ReplayView()
+    qtbot.addWidget(view)
+    view.resize(1200, 900)
+    view.show()
+    view.open_runs([stored])
+    board = view.dashboard
+    board.frame()
+    assert board.series[stored.label].device == "vda"
+    assert_drawn_from(board.panels[stored.label].plots["util"].curve("util"), stored.t0,
+                      stored_curve(samples, "disk.util", "vda"), "Stored util of the test's disk")
+    view.stop()
