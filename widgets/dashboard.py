@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.host_colours import host_colours
+from widgets.host_colours import colours_by_host
 from widgets.host_panel import HostPanel
 from widgets.host_series import HostSeries
 from widgets.lazy_panels import LazyPanels, PanelSlot, SlotFiller
@@ -144,16 +144,18 @@ class Dashboard(QWidget):
 
     # -- hosts -----------------------------------------------------------------------------------
 
-    def add_host(self, name: str, t0: float | None = None) -> HostSeries:
-        """A host's panel and overlay curves; t0 = its run start in host seconds (None: the first sample's)."""
+    def add_host(self, name: str, t0: float | None = None, host: str | None = None) -> HostSeries:
+        """A host's panel and overlay curves; t0 = its run start in host seconds (None: the session's start);
+        host: the host it shows, whose colour it takes (a stored run's label names more than the host)."""
         if name in self.series:
             return self.series[name]
         series = HostSeries(name, t0)
+        series.host_name = host or name
         self.series[name] = series
         colours = self.colours()
         self.slots[name] = PanelSlot(name)
         self.overlay.add_host(series, colours[name]).device_chosen.connect(self.set_device)
-        # colours follow the sorted names: a host added may move the others' colours
+        # a name not in the inventory takes a free colour: a host added may move such a name's colour
         for host, panel in self.panels.built.items():
             if panel.colour != colours[host]:
                 panel.set_colour(colours[host])
@@ -180,7 +182,10 @@ class Dashboard(QWidget):
 
     def colours(self) -> dict[str, str]:
         """Each host's colour, the same in Grid and Overlay (and in Compare and the report)."""
-        return host_colours(self.series)
+        colours = colours_by_host({name: series.host_name for name, series in self.series.items()})
+        for name, series in self.series.items():
+            series.colour = colours[name]
+        return colours
 
     def set_time_mode(self, mode: str) -> None:
         """The time axes read the host's clock (CLOCK) or the time since the start (ELAPSED)."""

@@ -107,6 +107,8 @@ class HostSeries:
 
     def __init__(self, name: str, t0: float | None = None, capacity: int | None = None) -> None:
         self.name = name
+        self.host_name = name       # the host it shows (a stored run's "db-beta #5" shows db-beta)
+        self.colour: str | None = None   # its host's colour in the view (widgets.host_colours)
         self.t0 = t0
         self._capacity = capacity
         self.host: dict[str, RingBuffer] = {key: self._buffer() for key in HOST_BUFFERS}

@@ -104,7 +104,7 @@ class ReplayClock(QObject):
     def _restart(self) -> None:
         self.dashboard.clear()
         for run in self.runs:
-            self.dashboard.add_host(run.label, run.t0)
+            self.dashboard.add_host(run.label, run.t0, run.run.host_name)
             if run.disk:
                 self.dashboard.prefer_device(run.label, run.disk)
         self._next_sample = [0] * len(self.runs)
