@@ -300,3 +300,55 @@ def test_stored_graphs_open_on_the_disk_holding_the_test_directory(workbench, qt
     assert_drawn_from(board.panels[stored.label].plots["util"].curve("util"), stored.t0,
                       stored_curve(samples, "disk.util", "vda"), "Stored util of the test's disk")
     view.stop()
+
+
+# -- results: the figures' charts ----------------------------------------------------------------------------
+
+
+def test_results_charts_draw_the_stored_figures(workbench, qtbot):
+    """The sweep curve and the latency bars of a disk run are its stored results, nothing else."""
+    import math
+
+    import pyqtgraph as pg
+
+    from app.gui.run_controller import load_run_results
+    from app.summary.results_page import results_page
+    from tests.fixtures.engine_runs import store_engine_run
+    from tests.gui.test_results_view import disk_samples
+    from widgets.results_view import ResultsView
+
+    figures = disk_samples()
+    events = [{"seq": i + 1, "t": T0 + 5.0 + i, "type": "result", "test": r.test, "metric": r.metric,
+               "value": r.value, "unit": r.unit, "metadata": r.metadata} for i, r in enumerate(figures)]
+    run_id = store_engine_run(workbench, "db-beta", "disk", busy_samples(30, T0), events)
+    stored = {r.metric: r.value for r in workbench.find_run(run_id).results}
+    loaded = load_run_results(workbench, run_id)
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.set_page(results_page(loaded.run, loaded.results, loaded.warnings))
+    x, y = handed(view.sweep_curve)
+    sweep = {w: stored[f"sweep_randread_4k_w{w}.iops"] for w in (1, 4, 16)}
+    assert list(x) == pytest.approx([math.log2(w) for w in sweep]) and list(y) == pytest.approx(list(sweep.values()))
+    assert view.latency_plots, "no latency charts"
+    for key, plot in view.latency_plots.items():
+        bars = [i for i in plot.getPlotItem().items if isinstance(i, pg.BarGraphItem)]
+        heights = [float(h) for h in bars[0].opts["height"]]
+        stored_latency = {v for m, v in stored.items() if m.startswith(f"{key}.") and not m.endswith(("iops", "mbps"))}
+        assert heights and all(any(math.isclose(h, v) for v in stored_latency) for h in heights), (key, heights)
+
+
+def test_the_pdf_draws_the_compare_telemetry_the_window_draws(workbench):
+    """The report's telemetry curves (what its line charts are handed) are the same stored samples, placed the
+    same way, for a local run beside a host whose events are on another clock."""
+    from app.report.content import gather
+
+    local = store_cpu_run(workbench, "local", T0, seconds=40, seed=1)
+    remote = store_cpu_run(workbench, "db-beta", T0 - 12_600.0, seconds=40, seed=2, workbench_offset=-12_600.0,
+                           events_on_workbench_clock=True)
+    report = gather(workbench, [local, remote])
+    drawn = {(o.name, s.run_id): s for o in report.overlays for s in o.series}
+    for name in ("cpu.busy", "load.1"):
+        for run_id in (local, remote):
+            curve = pick(workbench.run_series(run_id), name)
+            series = drawn[(name, run_id)]
+            assert series.t == pytest.approx([t - TEST_START_S for t in curve.t]) and series.values == curve.values
