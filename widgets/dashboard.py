@@ -63,9 +63,7 @@ class Dashboard(QWidget):
         self._mode = mode
         self.time_mode = CLOCK
         self._origins: dict[str, float | None] = {}     # per host: the run start its time axis shows
-        # a live host's x = 0: its session's start on its clock, not its own first sample (a test after a
-        # monitor hand-over would start as early as the monitor did)
-        self.session_clock = SessionClock()
+        self.session_clock = SessionClock()   # a live host's x = 0: its session's start, on its clock
 
         self.bar = QHBoxLayout()
         self.bar.setContentsMargins(4, 2, 4, 2)
@@ -252,14 +250,9 @@ class Dashboard(QWidget):
 
     # -- data ------------------------------------------------------------------------------------
 
-    def _place(self, series: HostSeries, t: float, interval: float) -> None:
-        """A live host's first sample or event (host time t): where its x = 0 lies on its clock."""
-        if series.t0 is None:
-            series.t0 = self.session_clock.origin(t, interval)
-
     def add_sample(self, host: str, sample: TelemetryPoint) -> None:
         series = self.series.get(host) or self.add_host(host)
-        self._place(series, sample.t, sample.interval)
+        self.session_clock.place(series, sample.t, sample.interval)
         if series.add_sample(sample):
             self._device_update(host)
         self._netfs_update(host)
@@ -269,7 +262,7 @@ class Dashboard(QWidget):
     def add_samples(self, host: str, samples: list[TelemetryPoint]) -> None:
         series = self.series.get(host) or self.add_host(host)
         if samples:
-            self._place(series, samples[0].t, samples[0].interval)
+            self.session_clock.place(series, samples[0].t, samples[0].interval)
         if series.add_samples(samples):
             self._device_update(host)
         self._netfs_update(host)
@@ -279,7 +272,7 @@ class Dashboard(QWidget):
     def add_event(self, host: str, event: dict) -> None:
         series = self.series.get(host) or self.add_host(host)
         if event.get("type") in ("phase_start", "phase_end", "marker") and isinstance(event.get("t"), (int, float)):
-            self._place(series, float(event["t"]), 0.0)
+            self.session_clock.place(series, float(event["t"]), 0.0)
         disk = series.test_disk(event)
         if disk is not None:
             self.prefer_device(host, disk)

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 # closer than this, the hosts' clocks are taken to agree: a guess from arrival times would be off by
 # the delivery delay, and by a busy GUI thread's stall
 CLOCK_TOLERANCE_S = 10.0
+
+
+class Placed(Protocol):
+    t0: float | None    # host seconds at x = 0 (None: not placed yet)
 
 
 class SessionClock:
@@ -22,6 +27,11 @@ class SessionClock:
 
     def reset(self) -> None:
         self._anchor = None
+
+    def place(self, series: Placed, t: float, interval: float) -> None:
+        """A live host's first sample or event (host time t) sets its x = 0; later ones change nothing."""
+        if series.t0 is None:
+            series.t0 = self.origin(t, interval)
 
     def origin(self, t: float, interval: float) -> float:
         """x = 0 on the clock of a host whose first sample (or event) reads t, `interval` s long."""
