@@ -5,7 +5,7 @@ window and the PDF (widgets.host_colours), the best is starred, and the title sa
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
@@ -13,7 +13,7 @@ from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QApplication, QGridLayout, QWidget
 
 from widgets.chart_theme import chart_colours
-from widgets.compare_data import CellView, ComparisonData, MetricView, RowView
+from widgets.compare_data import CellView, ComparisonData, MetricView, RowView, row_colours
 from widgets.compare_table import BEST_MARK, better_text
 from widgets.host_colours import host_colour
 from widgets.plot_items import ThousandsAxis, escape
@@ -30,7 +30,7 @@ class BarChart(pg.PlotWidget):
     """The bars of one metric."""
 
     def __init__(self, item: MetricView, column: Sequence[tuple[RowView, CellView]],
-                 parent: QWidget | None = None, servers: Sequence[str] = ()) -> None:
+                 parent: QWidget | None = None, colours: Mapping[str, str] | None = None) -> None:
         # the theme's colours (light or dark), read from the palette the chart is drawn with
         theme = chart_colours(parent.palette() if parent is not None else QApplication.palette())
         ink, muted = theme.ink, theme.muted
@@ -51,9 +51,9 @@ class BarChart(pg.PlotWidget):
             plot.getAxis(name).setPen(pg.mkPen(muted))
             plot.getAxis(name).setTextPen(pg.mkPen(ink if name == "left" else muted))
         positions = list(range(len(column)))
-        # a server's colour is chosen among all the servers compared, so it does not change between charts
-        servers = list(servers) or self.labels
-        self.colours = [host_colour(label, servers) for label in self.labels]
+        # a server's colour is its host's (chosen among all the servers compared): the same in every chart
+        colours = colours or row_colours([row for row, _cell in column])
+        self.colours = [colours.get(label) or host_colour(label, self.labels) for label in self.labels]
         brushes = [pg.mkBrush(colour) for colour in self.colours]
         self.bar_item = pg.BarGraphItem(x0=[0.0] * len(column), y=positions, width=self.values, height=0.62,
                                         brushes=brushes, pen=pg.mkPen(None))
@@ -110,7 +110,7 @@ class CompareBars(QWidget):
         for item in comparison.metrics:
             column = comparison.column(item.key)
             if column:
-                self.charts[item.key] = BarChart(item, column, self, [row.label for row in comparison.rows])
+                self.charts[item.key] = BarChart(item, column, self, row_colours(comparison.rows))
         self._place()
 
     def _place(self) -> None:

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from widgets.host_colours import colours_by_host
+
 
 class CaveatView(Protocol):
     @property
@@ -99,6 +101,11 @@ class SeriesView(Protocol):
     def t(self) -> Sequence[float]: ...
     @property
     def values(self) -> Sequence[float]: ...
+
+
+def row_colours(rows: Sequence[RowView]) -> dict[str, str]:
+    """Each row's colour: its host's (widgets.host_colours), so a server looks the same in every view."""
+    return colours_by_host({row.label: str(getattr(row, "host", "") or row.label) for row in rows})
 
 
 @dataclass(frozen=True)

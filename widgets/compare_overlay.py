@@ -14,8 +14,8 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from widgets.chart_theme import chart_colours
-from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView
-from widgets.host_colours import host_colour, host_colours
+from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView, row_colours
+from widgets.host_colours import host_colour
 from widgets.plot_items import BACKGROUND, MUTED, ElapsedAxis, escape, nice_ceiling
 
 PERCENT = "%"
@@ -100,7 +100,7 @@ class CompareOverlay(QWidget):
     def set_comparison(self, comparison: ComparisonData) -> bool:
         """Offer the tests of the compared runs; True when the runs changed (the curves must be reloaded)."""
         tests = list(dict.fromkeys(test for row in comparison.rows for test in row.tests))
-        by_server = host_colours(row.label for row in comparison.rows)
+        by_server = row_colours(comparison.rows)
         colours = {run_id: by_server[row.label] for row in comparison.rows for run_id in row.run_ids}
         changed = colours != self._colours
         self._colours = colours

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.host_colours import host_colours
+from widgets.host_colours import colours_by_host
 from widgets.host_panel import HostPanel
 from widgets.host_series import HostSeries
 from widgets.lazy_panels import LazyPanels, PanelSlot, SlotFiller
@@ -29,6 +29,7 @@ from widgets.live_plot import DEFAULT_WINDOW, MUTED, PlotGroup
 from widgets.overlay_view import OverlayView
 from widgets.overview_hook import MODE_OVERVIEW, OverviewHook
 from widgets.run_data import RunState
+from widgets.session_clock import SessionClock
 from widgets.telemetry_data import TelemetryPoint
 from widgets.time_axis import CLOCK, ELAPSED
 
@@ -62,6 +63,7 @@ class Dashboard(QWidget):
         self._mode = mode
         self.time_mode = CLOCK
         self._origins: dict[str, float | None] = {}     # per host: the run start its time axis shows
+        self.session_clock = SessionClock()   # a live host's x = 0: its session's start, on its clock
 
         self.bar = QHBoxLayout()
         self.bar.setContentsMargins(4, 2, 4, 2)
@@ -140,16 +142,18 @@ class Dashboard(QWidget):
 
     # -- hosts -----------------------------------------------------------------------------------
 
-    def add_host(self, name: str, t0: float | None = None) -> HostSeries:
-        """A host's panel and overlay curves; t0 = its run start in host seconds (None: the first sample's)."""
+    def add_host(self, name: str, t0: float | None = None, host: str | None = None) -> HostSeries:
+        """A host's panel and overlay curves; t0 = its run start in host seconds (None: the session's start);
+        host: the host it shows, whose colour it takes (a stored run's label names more than the host)."""
         if name in self.series:
             return self.series[name]
         series = HostSeries(name, t0)
+        series.host_name = host or name
         self.series[name] = series
         colours = self.colours()
         self.slots[name] = PanelSlot(name)
         self.overlay.add_host(series, colours[name]).device_chosen.connect(self.set_device)
-        # colours follow the sorted names: a host added may move the others' colours
+        # a name not in the inventory takes a free colour: a host added may move such a name's colour
         for host, panel in self.panels.built.items():
             if panel.colour != colours[host]:
                 panel.set_colour(colours[host])
@@ -176,7 +180,10 @@ class Dashboard(QWidget):
 
     def colours(self) -> dict[str, str]:
         """Each host's colour, the same in Grid and Overlay (and in Compare and the report)."""
-        return host_colours(self.series)
+        colours = colours_by_host({name: series.host_name for name, series in self.series.items()})
+        for name, series in self.series.items():
+            series.colour = colours[name]
+        return colours
 
     def set_time_mode(self, mode: str) -> None:
         """The time axes read the host's clock (CLOCK) or the time since the start (ELAPSED)."""
@@ -213,6 +220,7 @@ class Dashboard(QWidget):
         self.slots.clear()
         self.series.clear()
         self._origins.clear()
+        self.session_clock.reset()
         self.overlay.clear_hosts()
         for group in (self.grid_group, self.overlay_group):
             group.set_follow(True)
@@ -244,6 +252,7 @@ class Dashboard(QWidget):
 
     def add_sample(self, host: str, sample: TelemetryPoint) -> None:
         series = self.series.get(host) or self.add_host(host)
+        self.session_clock.place(series, sample.t, sample.interval)
         if series.add_sample(sample):
             self._device_update(host)
         self._netfs_update(host)
@@ -252,6 +261,8 @@ class Dashboard(QWidget):
 
     def add_samples(self, host: str, samples: list[TelemetryPoint]) -> None:
         series = self.series.get(host) or self.add_host(host)
+        if samples:
+            self.session_clock.place(series, samples[0].t, samples[0].interval)
         if series.add_samples(samples):
             self._device_update(host)
         self._netfs_update(host)
@@ -260,6 +271,11 @@ class Dashboard(QWidget):
 
     def add_event(self, host: str, event: dict) -> None:
         series = self.series.get(host) or self.add_host(host)
+        if event.get("type") in ("phase_start", "phase_end", "marker") and isinstance(event.get("t"), (int, float)):
+            self.session_clock.place(series, float(event["t"]), 0.0)
+        disk = series.test_disk(event)
+        if disk is not None:
+            self.prefer_device(host, disk)
         markers, status = series.add_event(event)
         if markers:
             if host in self.panels.built:
@@ -284,6 +300,12 @@ class Dashboard(QWidget):
         if host in self.panels.built:
             self.panels.built[host].header.set_status(text, series.state)
         self.overlay.headers[host].set_status(text, series.state)
+
+    def prefer_device(self, host: str, device: str) -> None:
+        """Show this disk of the host (the one holding its test directory) until the user picks another."""
+        series = self.series.get(host) or self.add_host(host)
+        if series.prefer_device(device):
+            self._device_update(host)
 
     def set_device(self, host: str, device: str) -> None:
         series = self.series[host]

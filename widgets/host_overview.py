@@ -143,7 +143,8 @@ class HostOverview(QWidget):
 
     def row_state(self, source: HostSource) -> tuple:
         versions = tuple(source.buffer(c.key).version for c in COLUMNS)
-        return versions, source.state, source.status_text(), id(source.buffer(COLUMNS[0].key))
+        return (versions, source.state, source.status_text(), id(source.buffer(COLUMNS[0].key)),
+                getattr(source, "colour", None))
 
     def _changed_rows(self) -> QRegion:
         """The visible rows whose data changed since they were drawn (an empty region: none)."""

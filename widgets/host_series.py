@@ -107,13 +107,16 @@ class HostSeries:
 
     def __init__(self, name: str, t0: float | None = None, capacity: int | None = None) -> None:
         self.name = name
+        self.host_name = name       # the host it shows (a stored run's "db-beta #5" shows db-beta)
+        self.colour: str | None = None   # its host's colour in the view (widgets.host_colours)
         self.t0 = t0
         self._capacity = capacity
         self.host: dict[str, RingBuffer] = {key: self._buffer() for key in HOST_BUFFERS}
         self.disks: dict[str, dict[str, RingBuffer]] = {}
         self.empty = self._buffer()            # what disk curves show before a disk is known
         self.device: str | None = None
-        self.auto_device = True                # until the user picks a disk, show the busiest
+        self.auto_device = True                # until the user picks a disk: the test's disk, else the busiest
+        self.test_device: str | None = None    # the disk holding the run's test directory, when the run says
         self._activity: dict[str, float] = {}
         self.markers: list[Marker] = []
         self.samples = 0
@@ -201,6 +204,15 @@ class HostSeries:
         self._take_netfs(samples[-1])
         return self._choose_device() or changed
 
+    def prefer_device(self, device: str) -> bool:
+        """The disk holding the run's test directory: shown until the user picks another. True when the
+        chosen device changed."""
+        self.test_device = device
+        if self.auto_device and device in self.disks and device != self.device:
+            self.device = device
+            return True
+        return False
+
     def set_device(self, device: str, by_user: bool = True) -> None:
         if device in self.disks:
             self.device = device
@@ -210,6 +222,11 @@ class HostSeries:
     def _choose_device(self) -> bool:
         if not self.disks:
             return False
+        if self.auto_device and self.test_device in self.disks:
+            # the run's own disk, once it has samples; "busiest" would follow a neighbour's burst
+            changed = self.device != self.test_device
+            self.device = self.test_device
+            return changed
         if self.device not in self.disks:
             self.device = max(self.disks, key=lambda d: self._activity.get(d, 0.0))
             return True
@@ -234,6 +251,14 @@ class HostSeries:
         self.samples = 0
 
     # -- events ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def test_disk(event: dict) -> str | None:
+        """The disk a run's facts name as holding its test directory (facts.test_dir.disk)."""
+        facts = event.get("facts") if event.get("type") == "facts" else None
+        test_dir = facts.get("test_dir") if isinstance(facts, dict) else None
+        disk = test_dir.get("disk") if isinstance(test_dir, dict) else None
+        return disk if isinstance(disk, str) and disk else None
 
     def add_event(self, event: dict) -> tuple[bool, bool]:
         """Apply a run event (the run directory protocol's schema); (markers changed, status changed)."""

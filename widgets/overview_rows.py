@@ -52,8 +52,7 @@ HOT = 90.0               # %util or CPU at or above this shows the value in red
 ALARM = "#d0453a"
 WARN = "#b7791f"
 QUIET = "#a3abb5"
-LINE = "#2f6db5"
-FILL = "#332f6db5"      # #AARRGGBB: the line colour, faint
+LINE = "#2f6db5"        # a sparkline of a source without a colour of its own
 GRID = "#e3e7ec"
 
 
@@ -228,8 +227,10 @@ class OverviewRows(QWidget):
         bold.setBold(True)
         geometry = _geometry(self.width(), 0)
         rank = state_rank(source.state)
+        # the host's colour, as in Grid and Overlay (its state: the status text's colour and the order)
+        colour = QColor(getattr(source, "colour", None) or LINE)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(_STATE_COLOURS[rank]))
+        painter.setBrush(colour)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)    # a round mark, not a polygon
         painter.drawEllipse(QRectF(8, ROW_HEIGHT / 2 - 5, 10, 10))
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)   # lines: 1 px, several times cheaper
@@ -240,7 +241,7 @@ class OverviewRows(QWidget):
                                                                             geometry.name.width()))
         painter.setFont(self.font())
         for column, (spark, value_rect) in zip(COLUMNS, geometry.sparks, strict=True):
-            value = self._sparkline(painter, source.buffer(column.key), column, spark)
+            value = self._sparkline(painter, source.buffer(column.key), column, spark, colour)
             hot = value is not None and column.fixed_top == 100.0 and value >= HOT
             painter.setPen(QColor(ALARM) if hot else text_colour)
             painter.drawText(value_rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
@@ -252,7 +253,8 @@ class OverviewRows(QWidget):
             status, Qt.TextElideMode.ElideRight, geometry.status.width()))
 
     @staticmethod
-    def _sparkline(painter: QPainter, buffer: Buffer, column: Column, rect: QRect) -> float | None:
+    def _sparkline(painter: QPainter, buffer: Buffer, column: Column, rect: QRect,
+                   colour: QColor | None = None) -> float | None:
         """Draw the newest SPARK_SECONDS of `buffer` into rect; the newest value."""
         painter.setPen(QPen(QColor(GRID), 1))
         painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -266,8 +268,11 @@ class OverviewRows(QWidget):
         top = column.fixed_top or max(column.min_top, float(np.fmax.reduce(v)))
         x = rect.left() + (t - (last - SPARK_SECONDS)) * (rect.width() / SPARK_SECONDS)
         y = rect.bottom() - np.minimum(np.fmax(v, 0.0), top) * (rect.height() / top)   # fmax: NaN -> 0
+        line_colour = colour if colour is not None else QColor(LINE)
+        fill = QColor(line_colour)
+        fill.setAlpha(0x33)
         if len(t) == 1:
-            painter.setPen(QPen(QColor(LINE), 2))
+            painter.setPen(QPen(line_colour, 2))
             painter.drawPoint(QPoint(int(x[0]), int(y[0])))
         else:
             line = pg.arrayToQPath(x, y)
@@ -275,7 +280,7 @@ class OverviewRows(QWidget):
             area.lineTo(float(x[-1]), rect.bottom())
             area.lineTo(float(x[0]), rect.bottom())
             area.closeSubpath()
-            painter.fillPath(area, QColor(FILL))
-            painter.setPen(QPen(QColor(LINE), 1))
+            painter.fillPath(area, fill)
+            painter.setPen(QPen(line_colour, 1))
             painter.drawPath(line)
         return float(v[-1])

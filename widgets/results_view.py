@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.chart_theme import chart_colours
+from widgets.host_colours import host_colour
 from widgets.live_plot import MUTED
 from widgets.mail_charts import MailCharts
 from widgets.plot_items import small_plot
@@ -91,6 +92,7 @@ class ResultsView(QWidget):
         self.latency_plots: dict[str, pg.PlotWidget] = {}
         self.sweep_plot = themed(small_plot("Concurrency sweep: IOPS vs workers", 240),
                                  "Concurrency sweep: IOPS vs workers", self)
+        self.colour = BAR
         self.sweep_curve = self.sweep_plot.plot([], [], pen=pg.mkPen(BAR, width=2), symbol="o", symbolSize=7,
                                                 symbolBrush=BAR, symbolPen=None)
         self.sweep_plot.getPlotItem().setLabel("bottom", "workers (log₂)")
@@ -127,6 +129,10 @@ class ResultsView(QWidget):
         self.warnings_label.setText("\n".join(f"⚠ {note}" for note in page.warnings))
         self.warnings_label.setVisible(bool(page.warnings))
         self._clear_latency()
+        # the host's colour, as its curves have in Live, Graphs and Compare
+        self.colour = host_colour(page.host_name, [page.host_name])
+        self.sweep_curve.setPen(pg.mkPen(self.colour, width=2))
+        self.sweep_curve.setSymbolBrush(self.colour)
         self.summary_label.setText("\n".join(page.summary_lines))
         self._fill(page.table)
         self._latency_charts(page.latency)
@@ -172,7 +178,7 @@ class ResultsView(QWidget):
         for index, chart in enumerate(charts):
             plot = themed(small_plot(chart.title), chart.title, self)
             heights = list(chart.heights)
-            plot.addItem(pg.BarGraphItem(x=list(range(len(heights))), height=heights, width=0.6, brush=BAR,
+            plot.addItem(pg.BarGraphItem(x=list(range(len(heights))), height=heights, width=0.6, brush=self.colour,
                                          pen=pg.mkPen(None)))
             plot.getPlotItem().getAxis("bottom").setTicks([list(enumerate(chart.labels))])
             plot.setXRange(-0.6, len(heights) - 0.4, padding=0)

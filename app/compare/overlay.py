@@ -9,6 +9,7 @@ overlay on one axis too.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,15 +40,32 @@ class AlignedSeries:
     values: list[float]
 
 
-def start_offset(events: Sequence[dict[str, Any]]) -> float:
-    """Seconds from the series' t = 0 to the first phase start (0 when the run says nothing of either)."""
+def _host_time(event: dict[str, Any]) -> float | None:
+    """An event's moment on the host's clock, the clock the series count on: its own `host_t` where the
+    event keeps the host's time beside a time on another clock, else its `t` (the agent's, the host's)."""
+    for key in ("host_t", "t"):
+        value = event.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    return None
+
+
+def start_offset(events: Sequence[dict[str, Any]], span: float | None = None) -> float:
+    """Seconds from the series' t = 0 to the first phase start (0 when the run says nothing of either).
+
+    span: the seconds the run's series cover. A test start outside them cannot be on the series' clock
+    (an event time on the workbench's clock, a host clock set hours apart): the run is then placed from
+    the start of its telemetry rather than hours away from the others."""
     t0 = next((e.get("t0") for e in reversed(events) if e.get("type") == "telemetry"
                and isinstance(e.get("t0"), (int, float))), None)
-    start = next((e.get("t") for e in events if e.get("type") == "phase_start"
-                  and isinstance(e.get("t"), (int, float))), None)
+    start = next((t for t in (_host_time(e) for e in events if e.get("type") == "phase_start") if t is not None),
+                 None)
     if t0 is None or start is None:
         return 0.0
-    return max(float(start) - float(t0), 0.0)
+    shift = start - float(t0)
+    if shift < 0.0 or (span is not None and shift > span):
+        return 0.0
+    return shift
 
 
 def _busiest(series: Sequence[SeriesData], name: str) -> SeriesData | None:
@@ -86,7 +104,7 @@ def aligned(source: RunSource, labelled_runs: Sequence[tuple[str, int]], name: s
         curve = pick(series, name)
         if curve is None:
             continue
-        shift = start_offset(source.run_events(run_id))
+        shift = start_offset(source.run_events(run_id), max(curve.t, default=0.0))
         out.append(AlignedSeries(label, run_id, name, curve.device, curve.unit,
                                  [t - shift for t in curve.t], list(curve.values)))
     return out

@@ -38,6 +38,7 @@ from app.gui.workers import Worker, WorkerPool
 from remote.hostspec import LOCAL_HOST_NAME, HostSpec
 from widgets.facts_view import FactsView
 from widgets.format import one_line
+from widgets.host_colours import set_known_hosts
 from widgets.host_editor import HostEditor
 from widgets.host_groups import HostGroupBar, select_hosts
 from widgets.host_list import STATUS_ERROR, HostList
@@ -220,6 +221,7 @@ class MainWindow(QMainWindow, HostInventory):
         hosts, runs, aliases = data
         self._aliases = aliases
         self.host_list.set_hosts(hosts)
+        set_known_hosts(host.name for host in hosts)   # each host's colour: its place in the inventory
         self.host_groups.set_groups(host_groups(hosts))
         if self._select_after_refresh:
             self.host_list.select_host(self._select_after_refresh)

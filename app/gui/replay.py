@@ -19,6 +19,7 @@ from storage.errors import NotFound
 from storage.records import RunRecord
 from widgets.dashboard import Dashboard
 from widgets.format import local_time
+from widgets.host_series import HostSeries
 from widgets.live_plot import MUTED, format_elapsed
 
 SPEEDS = (1, 2, 5, 10, 30, 60)
@@ -34,6 +35,7 @@ class StoredRun:
     t0: float                       # host seconds at the series' t = 0
     samples: list[TelemetrySample]  # t in host seconds
     events: list[dict]
+    disk: str | None = None         # the disk holding the run's test directory (its facts say)
 
     @property
     def label(self) -> str:
@@ -58,7 +60,8 @@ def load_stored_run(bench: Workbench, run_id: int) -> StoredRun:
     t0 = float(t0s[-1]) if t0s else 0.0
     if not t0s:
         events = [e for e in events if e.get("type") not in ("phase_start", "phase_end", "marker")]
-    return StoredRun(detail.run, t0, series_to_samples(series, t0), events)
+    disk = HostSeries.test_disk({"type": "facts", "facts": detail.facts}) if isinstance(detail.facts, dict) else None
+    return StoredRun(detail.run, t0, series_to_samples(series, t0), events, disk)
 
 
 def load_stored_runs(bench: Workbench, run_ids: list[int]) -> list[StoredRun]:
@@ -101,7 +104,9 @@ class ReplayClock(QObject):
     def _restart(self) -> None:
         self.dashboard.clear()
         for run in self.runs:
-            self.dashboard.add_host(run.label, run.t0)
+            self.dashboard.add_host(run.label, run.t0, run.run.host_name)
+            if run.disk:
+                self.dashboard.prefer_device(run.label, run.disk)
         self._next_sample = [0] * len(self.runs)
         self._next_event = [0] * len(self.runs)
         self.position = 0.0

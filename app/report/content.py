@@ -24,7 +24,7 @@ from app.report.sweep import Sweep, sweeps
 from app.summary.mail_series import mail_series
 from storage.records import HostPrice
 from widgets.format import human_bytes
-from widgets.host_colours import host_colour, host_colours
+from widgets.host_colours import colours_by_host, host_colour
 
 PAGE_SIZES = ("A4", "Letter")
 # the telemetry charts of each test, in order: a CPU test shows how busy the CPU was, a mail storm first its
@@ -138,14 +138,17 @@ def gather(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = Non
     runs = [(row.label if len(row.runs) == 1 else f"{row.label} ({run.test})", run)
             for row in comparison.rows for run in row.runs]
     notes = tuple((label, run.test, run.notes.strip()) for label, run in runs if run.notes.strip())
-    labels = [row.label for row in comparison.rows]
+    # each server in its host's colour, as in the window: the inventory's place (list_hosts) decides
+    list_hosts = getattr(store, "list_hosts", None)
+    known = [host.name for host in list_hosts()] if callable(list_hosts) else None
+    colours = colours_by_host({row.label: row.host for row in comparison.rows}, known)
     overlays = gather_overlays(store, comparison)
     stored = {overlay.name for overlay in overlays if overlay.test == "mailstorm"}
     # runs stored before the storm's rates were series of their own keep them in their results
     overlays += [o for o in mail_overlays(comparison, by_id) if o.name not in stored]
     overlays.sort(key=_overlay_order)
     return ReportData(options, comparison, tuple(headlines(comparison)), notes, tuple(methods(comparison, by_id)),
-                      tuple(overlays), tuple(caveat_notes(comparison, by_id)), host_colours(labels),
+                      tuple(overlays), tuple(caveat_notes(comparison, by_id)), colours,
                       consistency(comparison, by_id),
                       tuple(sweeps([(row.label, run) for row in comparison.rows for run in row.runs],
                                    {run_id: item.results for run_id, item in by_id.items()})))

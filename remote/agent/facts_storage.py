@@ -96,6 +96,29 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
 
 
+def whole_disk_of(path: str, sys_root: str = "/sys") -> Optional[str]:
+    """The disk holding path, named as the telemetry names it: the whole disk of a partition (vda for
+    vda1, nvme0n1 for nvme0n1p2), a device-mapper volume by its dm name. None where no block device
+    holds it (tmpfs, overlay, NFS, btrfs: an anonymous device)."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    if os.major(dev) == 0:
+        return None
+    node = os.path.realpath(os.path.join(sys_root, "dev", "block", "{}:{}".format(os.major(dev), os.minor(dev))))
+    if not os.path.isdir(node):
+        return None
+    if os.path.exists(os.path.join(node, "partition")):
+        node = os.path.dirname(node)
+    name = os.path.basename(node)
+    try:
+        dm_name = (read_text(os.path.join(sys_root, "block", name, "dm", "name")) or "").strip()
+    except OSError:
+        dm_name = ""
+    return dm_name or name
+
+
 def gather_test_dir(path: str, mountinfo_path: str = "/proc/self/mountinfo") -> Dict[str, object]:
     real = os.path.realpath(path)
     if not os.path.isdir(real):
@@ -105,6 +128,7 @@ def gather_test_dir(path: str, mountinfo_path: str = "/proc/self/mountinfo") -> 
     return {
         "path": real,
         "device": mount.get("device"),
+        "disk": whole_disk_of(real),   # the telemetry's name for it: the Live disk graphs open on it
         "fstype": mount.get("fstype"),
         "mount_point": mount.get("mount_point"),
         "options": mount.get("options"),

@@ -125,8 +125,19 @@ def samples_to_series(samples: Iterable[TelemetrySample], t0: float) -> list[Tel
     ]
 
 
+TELEMETRY_GROUPS = frozenset({"cpu", "load", "tasks", "mem", "psi", "disk", "nfs", "netfs"})
+
+
+def is_telemetry(name: str) -> bool:
+    """A series samples_to_series writes (a run also stores others: its results' rates, a mail queue)."""
+    return name == "interval" or name.partition(".")[0] in TELEMETRY_GROUPS
+
+
 def series_to_samples(series: Iterable[SeriesLike], t0: float) -> list[TelemetrySample]:
-    """The inverse of samples_to_series (for replay and for opening a stored run's graphs)."""
+    """The inverse of samples_to_series (for replay and for opening a stored run's graphs).
+
+    Only the telemetry series make samples: a rate series has times of its own (the agent's intervals),
+    and a sample made at those times would hold nothing but zeros for the charts to draw."""
     by_t: dict[float, TelemetrySample] = {}
 
     def sample_at(t: float) -> TelemetrySample:
@@ -137,6 +148,8 @@ def series_to_samples(series: Iterable[SeriesLike], t0: float) -> list[Telemetry
 
     loads: dict[float, dict[str, float]] = defaultdict(dict)
     for s in series:
+        if not is_telemetry(s.name):
+            continue
         group, _, key = s.name.partition(".")
         for t, value in zip(s.t, s.values, strict=True):
             sample = sample_at(t)

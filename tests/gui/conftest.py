@@ -55,6 +55,9 @@ def make_window(qtbot, workbench):
         return window
 
     yield make
+    from widgets.host_colours import set_known_hosts
+
+    set_known_hosts(())   # the window's inventory decides colours: the next test starts without it
     for window in windows:
         # close = cancel what is queued and wait for what runs: nothing may outlive the window
         window.close()

@@ -177,6 +177,7 @@ def test_util_plot_explains_util(dashboard):
 def test_overlay_shows_one_curve_per_host(dashboard, qtbot):
     hosts = {"db1": synthetic_samples(100, t0=T0, seed=1), "mail-01": synthetic_samples(80, t0=T0 + 7, seed=2),
              "local": synthetic_samples(90, t0=T0 - 3600, seed=3)}
+    dashboard.session_clock.now = lambda: T0 + 200.0   # they all arrive at one moment of the workbench's clock
     for host, samples in hosts.items():
         dashboard.add_samples(host, samples)
     dashboard.set_mode(MODE_OVERLAY)
@@ -191,7 +192,11 @@ def test_overlay_shows_one_curve_per_host(dashboard, qtbot):
     for host, samples in hosts.items():
         x, w = drawn(plot, host)
         assert np.allclose(w, [s.disks["vda"]["w/s"] for s in samples])
-        assert x[0] == pytest.approx(1.0)   # each host from its own start: clocks may differ
+    # all three arrive at once: mail-01 started 7 s after db1 on a clock that agrees, so its curves begin
+    # 7 s later; local's clock is an hour behind, and its curves line up with db1's all the same
+    assert drawn(plot, "db1")[0][0] == pytest.approx(1.0)
+    assert drawn(plot, "mail-01")[0][0] == pytest.approx(8.0)
+    assert drawn(plot, "local")[0][0] == pytest.approx(1.0)
     colours = {h: plot.curve(h).opts["pen"].color().name() for h in hosts}
     assert len(set(colours.values())) == 3
     for host, colour in colours.items():

@@ -367,3 +367,37 @@ def test_tools_found_and_a_hanging_tool_does_not_hang(tmp_path, monkeypatch):
     assert any(e.startswith("tools.fio: RuntimeError: fio did not finish") for e in collector.errors)
     assert tools["iostat"]["version"] == "12.7.5"
     assert (tools["mta"]["type"], tools["mta"]["version"]) == ("exim", "4.97")
+
+
+def _fake_sys(root, dev: int, node: str, partition: bool = False, dm_name: str | None = None):
+    """A /sys with the one block device whose number is dev: devices/.../<node>, linked from dev/block."""
+    import os
+
+    target = root / "devices" / "virtual" / "block" / node
+    target.mkdir(parents=True)
+    if partition:
+        (target / "partition").write_text("1\n")
+    (root / "dev" / "block").mkdir(parents=True)
+    os.symlink(target, root / "dev" / "block" / f"{os.major(dev)}:{os.minor(dev)}")
+    if dm_name is not None:
+        (root / "block" / node / "dm").mkdir(parents=True)
+        (root / "block" / node / "dm" / "name").write_text(dm_name + "\n")
+
+
+def test_the_test_directorys_disk_is_named_as_the_telemetry_names_it(tmp_path):
+    import os
+
+    from remote.agent.facts_storage import whole_disk_of
+
+    dev = os.stat(tmp_path).st_dev
+    if os.major(dev) == 0:
+        assert whole_disk_of(str(tmp_path)) is None   # tmpfs, overlay: no block device holds it
+        return
+    parts = tmp_path / "parts"
+    _fake_sys(parts, dev, "nvme0n1/nvme0n1p2", partition=True)
+    assert whole_disk_of(str(tmp_path), str(parts)) == "nvme0n1"          # a partition: its whole disk
+    mapper = tmp_path / "mapper"
+    _fake_sys(mapper, dev, "dm-0", dm_name="vg0-root")
+    assert whole_disk_of(str(tmp_path), str(mapper)) == "vg0-root"        # device-mapper: by its name
+    assert whole_disk_of(str(tmp_path / "missing")) is None
+    assert whole_disk_of("/proc") is None

@@ -55,3 +55,15 @@ def test_a_run_without_telemetry_is_left_out_and_unplaced_events_do_not_shift() 
     assert start_offset([{"type": "phase_start", "t": 5.0}]) == 0.0    # no t0: nothing to measure from
     assert pick([], "disk.util") is None
     assert pick([SeriesData("disk.util", "sda", "%", [0.0], [1.0])], "disk.iops") is None
+
+
+def test_a_test_start_on_another_clock_than_the_series_does_not_move_the_run_hours_away() -> None:
+    telemetry = {"type": "telemetry", "t": 1_700_000_100.0, "t0": 1_700_000_000.0}
+    # the phase on the host's clock, as the agent writes it: 2 s into the telemetry
+    assert start_offset([telemetry, {"type": "phase_start", "t": 1_700_000_002.0}], span=60.0) == 2.0
+    # its time on the workbench's clock, 3.5 h apart, with the host's own time beside: the host's counts
+    moved = {"type": "phase_start", "t": 1_700_012_602.0, "host_t": 1_700_000_002.0}
+    assert start_offset([telemetry, moved], span=60.0) == 2.0
+    # no host time beside: a start outside the run's telemetry is not on its clock; the run starts at 0
+    assert start_offset([telemetry, {"type": "phase_start", "t": 1_700_012_602.0}], span=60.0) == 0.0
+    assert start_offset([telemetry, {"type": "phase_start", "t": 1_699_987_402.0}], span=60.0) == 0.0
