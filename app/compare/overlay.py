@@ -56,8 +56,9 @@ def start_offset(events: Sequence[dict[str, Any]], span: float | None = None) ->
     span: the seconds the run's series cover. A test start outside them cannot be on the series' clock
     (an event time on the workbench's clock, a host clock set hours apart): the run is then placed from
     the start of its telemetry rather than hours away from the others."""
-    t0 = next((e.get("t0") for e in reversed(events) if e.get("type") == "telemetry"
-               and isinstance(e.get("t0"), (int, float))), None)
+    # the series count from the host's t0 (host_t0 where the run also stored t0 on the workbench's clock)
+    t0 = next((e.get("host_t0", e.get("t0")) for e in reversed(events) if e.get("type") == "telemetry"
+               and isinstance(e.get("host_t0", e.get("t0")), (int, float))), None)
     start = next((t for t in (_host_time(e) for e in events if e.get("type") == "phase_start") if t is not None),
                  None)
     if t0 is None or start is None:
