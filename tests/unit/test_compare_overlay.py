@@ -67,3 +67,12 @@ def test_a_test_start_on_another_clock_than_the_series_does_not_move_the_run_hou
     # no host time beside: a start outside the run's telemetry is not on its clock; the run starts at 0
     assert start_offset([telemetry, {"type": "phase_start", "t": 1_700_012_602.0}], span=60.0) == 0.0
     assert start_offset([telemetry, {"type": "phase_start", "t": 1_699_987_402.0}], span=60.0) == 0.0
+
+
+def test_a_run_stored_on_the_workbench_clock_is_placed_by_the_host_times_kept_beside() -> None:
+    # a host 5 h ahead, stored as the engine stores it: t0 and t on the workbench's clock, the host's beside
+    offset = 18_000.0
+    telemetry = {"type": "telemetry", "t": 1_700_000_100.0, "t0": 1_700_000_000.0,
+                 "host_t0": 1_700_000_000.0 + offset, "clock_offset_s": offset}
+    start = {"type": "phase_start", "seq": 3, "t": 1_700_000_004.0, "host_t": 1_700_000_004.0 + offset}
+    assert start_offset([telemetry, start], span=60.0) == 4.0
