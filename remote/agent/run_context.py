@@ -211,7 +211,9 @@ class RunContext:
             try:
                 callback()
             except Exception as exc:  # one failed undo must not keep the files from being removed
-                failed.append("{}: {}".format(getattr(callback, "__qualname__", callback), exc))
+                name = getattr(callback, "__qualname__", "")
+                # a lambda's name (_postgres.<locals>.create.<locals>.<lambda>) tells a reader nothing
+                failed.append("{}: {}".format(name, exc) if name and "<" not in name else str(exc))
         if callbacks:
             self.kill_run_processes()   # whatever an undo step left running
         for path in paths:

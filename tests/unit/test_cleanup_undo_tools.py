@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from remote.agent import process_tree
+from remote.agent.restore_pg import Pg
+from remote.agent.run_context import EventWriter, RunContext
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,3 +107,25 @@ def test_a_stop_never_kills_the_cleanups_own_tools(tmp_path: Path, scenario: str
     assert result["undone"] is True   # the scratch database is gone
     if scenario == "second cleanup":
         assert result["second"] == [[]]
+
+
+def test_a_drop_that_fails_says_which_database_is_left_and_how_to_remove_it(tmp_path: Path) -> None:
+    # a psql stand-in stopped by a signal, as psql was when the run's kill met it
+    psql = tmp_path / "psql"
+    psql.write_text("#!/bin/sh\nkill -9 $$\n")
+    psql.chmod(0o755)
+    pg = Pg(RunContext(EventWriter(str(tmp_path / "events.jsonl")), str(tmp_path), {}), {"psql": str(psql)})
+    with pytest.raises(RuntimeError) as caught:
+        pg.drop_quietly("benchbay_x_j1", True)
+    assert str(caught.value) == ('the scratch database benchbay_x_j1 is left on the server (psql was stopped by '
+                                 'signal 9); remove it with DROP DATABASE "benchbay_x_j1"')
+
+
+def test_a_failed_undo_step_is_reported_in_its_own_words(tmp_path: Path) -> None:
+    ctx = RunContext(EventWriter(str(tmp_path / "events.jsonl")), str(tmp_path), {})
+
+    def fail(message: str) -> None:
+        raise RuntimeError(message)
+
+    ctx.add_cleanup_callback(lambda: fail("the scratch database d is left on the server (x)"))
+    assert ctx.cleanup() == ["the scratch database d is left on the server (x)"]   # no "<lambda>" in front
