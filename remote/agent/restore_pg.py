@@ -154,14 +154,20 @@ class Pg:
                 "AND (datname = '{0}' OR position('{0}' in query) > 0)".format(dbname))
         sql = 'DROP DATABASE IF EXISTS "{}"{}'.format(dbname, " WITH (FORCE)" if force else "")
         deadline = time.monotonic() + CLEANUP_TIMEOUT
+        left = 'the scratch database {0} is left on the server ({1}); remove it with DROP DATABASE "{0}"'
         while True:
             argv = self.argv("psql", "postgres", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", busy,
                              "-c", sql, "-c", busy)
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env=self.env, timeout=CLEANUP_TIMEOUT)
+            try:
+                proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, env=self.env, timeout=CLEANUP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                raise RuntimeError(left.format(dbname, "psql did not finish the drop in {:.0f} s".format(
+                    CLEANUP_TIMEOUT))) from None
+            if proc.returncode < 0:
+                raise RuntimeError(left.format(dbname, "psql was stopped by signal {}".format(-proc.returncode)))
             if proc.returncode != 0:
-                raise RuntimeError("drop database {}: {}".format(
-                    dbname, error_line(proc.stderr.decode("utf-8", "replace"))))
+                raise RuntimeError(left.format(dbname, error_line(proc.stderr.decode("utf-8", "replace"))))
             counts = proc.stdout.decode("utf-8", "replace").split()
             if not counts or counts[-1] == "0" or time.monotonic() > deadline:
                 return

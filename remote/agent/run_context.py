@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 from . import process_tree
 
 EVENTS_FILE = "events.jsonl"
+CLEANUP_WAIT = 300.0   # seconds a second cleanup waits for the first one's undo steps (each bounds its own time)
 
 
 class Cancelled(Exception):
@@ -65,6 +66,13 @@ class RunContext:
         self._children = []  # type: List[subprocess.Popen]
         self._callbacks = []  # type: List[Callable[[], None]]
         self._owns_tree = False  # True in the agent's run: every process below us belongs to the run
+        # A stop's kill of the run's processes walks /proc until none is left: on a loaded host that
+        # takes long enough for the cleanup to start its undo tools (psql dropping a scratch database),
+        # which the walk would then kill too. The cleanup waits for a kill under way, and once it has
+        # begun a stop leaves the killing to it.
+        self._tree_lock = threading.Lock()
+        self._cleanup_lock = threading.Lock()
+        self._cleaning = False
 
     # -- events ------------------------------------------------------------------------------------
 
@@ -120,9 +128,12 @@ class RunContext:
             if first:
                 self.stop_reason = reason
         self._stop.set()
-        self.kill_children()
-        if first:  # only once: later calls (the watchdog repeats them) must spare the cleanup's own tools
-            self.kill_run_processes()
+        with self._tree_lock:
+            if self._cleaning:   # the cleanup has killed the run's processes; what runs now are its undo tools
+                return
+            self.kill_children()
+            if first:  # only once: later calls (the watchdog repeats them) must spare the cleanup's own tools
+                self.kill_run_processes()
 
     def kill_run_processes(self) -> None:
         """Everything the run started, also processes that left our group (fio's jobs call setsid)."""
@@ -176,7 +187,20 @@ class RunContext:
                     os.killpg(proc.pid, signal.SIGKILL)
 
     def cleanup(self) -> List[str]:
-        """Kill children and remove the registered paths; returns what could not be removed."""
+        """Kill children, run the undo steps, remove the registered paths; returns what could not be undone.
+
+        A second call (the watchdog giving up on an orphaned run) waits for the first one's undo steps,
+        so its kill does not end their tools half-way."""
+        waited = self._cleanup_lock.acquire(timeout=CLEANUP_WAIT)
+        try:
+            with self._tree_lock:   # a stop's kill under way finishes before any undo tool starts
+                self._cleaning = True
+            return self._cleanup()
+        finally:
+            if waited:
+                self._cleanup_lock.release()
+
+    def _cleanup(self) -> List[str]:
         self.kill_children()
         self.kill_run_processes()
         with self._lock:
@@ -187,7 +211,9 @@ class RunContext:
             try:
                 callback()
             except Exception as exc:  # one failed undo must not keep the files from being removed
-                failed.append("{}: {}".format(getattr(callback, "__qualname__", callback), exc))
+                name = getattr(callback, "__qualname__", "")
+                # a lambda's name (_postgres.<locals>.create.<locals>.<lambda>) tells a reader nothing
+                failed.append("{}: {}".format(name, exc) if name and "<" not in name else str(exc))
         if callbacks:
             self.kill_run_processes()   # whatever an undo step left running
         for path in paths:

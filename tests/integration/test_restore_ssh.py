@@ -6,6 +6,7 @@ local socket (peer auth): the databases and files checked here are the ones the 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -19,7 +20,7 @@ from tests.fixtures.sshd import SshTestHost
 
 pytestmark = pytest.mark.integration
 
-SCRATCH = r"SELECT datname FROM pg_database WHERE datname ~ '^benchbay_[a-z0-9]+_(src|j1|jn)$'"
+SCRATCH = re.compile(r"^benchbay_([a-z0-9]+)_(src|j1|jn)$")
 
 
 def _psql(sql: str) -> subprocess.CompletedProcess:
@@ -27,9 +28,19 @@ def _psql(sql: str) -> subprocess.CompletedProcess:
                           timeout=30)
 
 
-def _scratch_databases() -> set[str]:
+def _scratch_databases(run_dir: str = "") -> set[str]:
+    """The restore test's scratch databases (psql -l); with run_dir, only that run's.
+
+    The suite's other tests and other runs share this server: their databases are not this run's leftovers.
+    """
     listing = subprocess.run(["psql", "-X", "-At", "-l"], capture_output=True, text=True, timeout=30, check=True)
-    return {line.split("|", 1)[0] for line in listing.stdout.splitlines() if line.startswith("benchbay_")}
+    names = {line.split("|", 1)[0] for line in listing.stdout.splitlines()}
+    return {n for n in names if (m := SCRATCH.match(n)) and (not run_dir or m.group(1) == _tag(run_dir))}
+
+
+def _tag(run_dir: str) -> str:
+    """The part of a run's scratch database names that says which run made them, as the agent makes it."""
+    return re.sub(r"[^a-z0-9]", "", os.path.basename(run_dir.rstrip("/")).lower())[-16:]
 
 
 @pytest.fixture()
@@ -64,7 +75,6 @@ def test_restore_over_ssh_records_times_and_leaves_nothing(workbench, ssh_host, 
     name = _add(workbench, ssh_host)
     work = tmp_path / "work"
     work.mkdir()
-    before = _scratch_databases()
     request = RunRequest(name, "restore", {"size_mb": 8, "jobs": 2, "test_dir": str(work)}, interval=0.5)
     outcome = execute_run(workbench, request, RunControl())
 
@@ -81,9 +91,9 @@ def test_restore_over_ssh_records_times_and_leaves_nothing(workbench, ssh_host, 
     events = workbench.store.runs.events(outcome.run_id)
     assert [e["phase"] for e in events if e["type"] == "phase_start"] == ["generate", "dump", "restore_j1",
                                                                             "restore_jn"]
-    assert _scratch_databases() <= before   # no scratch database of this run left (psql -l)
-    assert list(work.iterdir()) == []       # nor the dump
     _, run_dir = _agent(events)
+    assert _scratch_databases(run_dir) == set()   # no scratch database of this run left (psql -l)
+    assert list(work.iterdir()) == []             # nor the dump
     assert not os.path.exists(run_dir) and processes_using(run_dir) == []
 
 
@@ -114,8 +124,11 @@ def test_cancel_in_the_middle_of_a_restore_over_ssh(workbench, ssh_host, peer_pg
     agent = [e for e in events if e["seq"] is not None]
     assert agent[-1]["type"] == "done" and agent[-1]["status"] == "cancelled"
     pid, run_dir = _agent(events)
+    assert f"benchbay_{_tag(run_dir)}_j1" in during["databases"]   # the scratch database the cancel hit
     assert not running(pid)
     assert not os.path.exists(run_dir) and processes_using(run_dir) == []
     assert processes_using(str(work)) == []   # pg_restore and psql went with the agent
-    assert _scratch_databases() <= before
+    # the agent's own account: nothing it could not undo (the drop's psql killed said "could not remove: drop ...")
+    assert [e["message"] for e in agent if e["type"] == "warning" and "could not" in e["message"]] == []
+    assert _scratch_databases(run_dir) == set()
     assert list(work.iterdir()) == []
