@@ -14,4 +14,5 @@ pytest_plugins = [
     "tests.fixtures.store",
     "tests.fixtures.login_users",
     "tests.fixtures.tmpdirs",
+    "tests.fixtures.capacity_hosts",
 ]
