@@ -7,21 +7,25 @@ hosts in cgroups with the same capacity (a whole CPU each, an ext4 loop disk eac
 capacity_hosts.py; needs root) and `local` (this machine, its own disk). Each run goes through the real run
 engine and store, as `benchbay run` does. Per figure (the catalogue's headline figures, plus the p99 and
 p99.9 latencies of the disk jobs), the relative standard deviation over the runs of each group of identical
-hosts (the twins' runs pooled: a difference between them counts as noise too; `local` on its own); the
-figure's floor is the larger of the two. Prints min/median/max per host and the machine's load; with
---write, puts the floors into the JSON file the comparison reads (tests not measured keep their entries).
+hosts: the twins' runs pooled (a difference between them counts as noise too); the figure's floor is the 95 %
+upper confidence bound of that (chi-square). `local`'s variation is printed and said beside it: this machine is
+shared, and a busy host's variation is not a quiet server's. Prints min/median/max per host and the machine's
+load; with --write, puts the floors into the JSON file the comparison reads (tests not measured keep theirs).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import math
 import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+
+from scipy.stats import chi2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -60,6 +64,28 @@ def rsd(values: list[float]) -> float:
     return 100.0 * statistics.stdev(values) / mean if len(values) > 1 and mean else 0.0
 
 
+def upper_bound(rsd_percent: float, n: int) -> float:
+    """The 95 % upper confidence bound of a standard deviation estimated from n runs (chi-square, n - 1 degrees
+    of freedom): ten runs can show a spread well below the true one, and a floor too low names false winners."""
+    return rsd_percent * math.sqrt((n - 1) / chi2.ppf(0.025, n - 1))
+
+
+def floor_entry(twins_rsd: float, twins_n: int, local_rsd: float, local_n: int, runs: int, load_1min: str) -> dict:
+    """A figure's entry in the floors file. The floor comes from the identical hosts, whose CPU the cgroups
+    guarantee (the run-to-run variation of a quiet server); `local` shares this machine with whatever else runs
+    on it, so its variation is said beside the floor, not taken as it."""
+    floor = upper_bound(twins_rsd, twins_n)
+    return {
+        "rsd_percent": round(max(floor, 0.1), 1), "runs": twins_n, "hosts": 2,
+        "how": (f"Quick preset, {runs} single runs on each of two identical loopback test hosts (a whole CPU each by "
+                f"cgroup quota and weight, an ext4 disk each on a tmpfs-backed loop device), in rounds: their "
+                f"{twins_n} runs varied {twins_rsd:.1f} % (relative standard deviation between runs, both hosts "
+                f"pooled); the floor is its 95 % upper confidence bound. For comparison, the same runs on a shared "
+                f"2-core machine's own CPUs and disk at load {load_1min} varied {local_rsd:.1f} % ({local_n} runs): "
+                f"a busy host varies more than any floor says."),
+    }
+
+
 def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -69,6 +95,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per host and test (at least 5)")
     parser.add_argument("--tests", default="cpu,disk")
     parser.add_argument("--write", metavar="FILE", help="merge the floors into this JSON file")
+    parser.add_argument("--raw", metavar="FILE", help="also write every run's figures, per host, as JSON")
     args = parser.parse_args()
     tests = [t.strip() for t in args.tests.split(",") if t.strip()]
     if args.runs < 5:
@@ -107,6 +134,8 @@ def main() -> int:
             bench.close()
         described = hosts.describe()
 
+    if args.raw:
+        Path(args.raw).write_text(json.dumps(values, indent=1) + "\n")
     floors: dict[str, dict[str, dict]] = {}
     print(f"# quick preset, {args.runs} runs per host, {time.monotonic() - started:.0f} s; cgroups: {described}")
     print(f"# load (1, 5, 15 min) before, during, after: {loads[0]} / {loads[len(loads) // 2]} / {loads[-1]}")
@@ -121,19 +150,11 @@ def main() -> int:
                 series = values[name][test][key]
                 print(f"{key:<32}{name:<8}{min(series):>11.4g}{statistics.median(series):>11.4g}"
                       f"{max(series):>11.4g}{rsd(series):>8.1f}")
-            groups = {"the twins": rsd(twins), "local": rsd(local)}
-            floor = max(groups.values())
-            print(f"{key:<32}{'floor':<8}{'':>33}{floor:>8.1f}   (twins pooled {groups['the twins']:.1f}, "
-                  f"local {groups['local']:.1f})")
-            floors.setdefault(test, {})[key] = {
-                "rsd_percent": round(max(floor, 0.1), 1), "runs": len(twins) + len(local), "hosts": 3,
-                "how": (f"Quick preset, {args.runs} single runs on each of three hosts, one after the other in "
-                        f"rounds: two identical loopback test hosts (a whole CPU each by cgroup quota, an ext4 loop "
-                        f"disk each; their {len(twins)} runs pooled: {groups['the twins']:.1f} %) and a real "
-                        f"machine's own disk and CPUs ({len(local)} runs: {groups['local']:.1f} %). The relative "
-                        f"standard deviation between runs; the larger of the two is the floor. Load average "
-                        f"during the runs {loads[len(loads) // 2].split()[0]} on 2 cores."),
-            }
+            floor = floor_entry(rsd(twins), len(twins), rsd(local), len(local), args.runs,
+                                loads[len(loads) // 2].split()[0])
+            print(f"{key:<32}{'floor':<8}{'':>33}{floor['rsd_percent']:>8.1f}   (twins pooled {rsd(twins):.1f}, "
+                  f"its 95 % upper bound; local {rsd(local):.1f})")
+            floors.setdefault(test, {})[key] = floor
     if args.write:
         path = Path(args.write)
         current = json.loads(path.read_text()) if path.exists() else {}
