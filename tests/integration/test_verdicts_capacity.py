@@ -237,12 +237,14 @@ def test_half_a_cpu_is_behind_a_whole_one_with_repeats(measured: Measured) -> No
 
 
 def test_the_1000_iops_disk_is_behind_the_unthrottled_one_with_repeats(measured: Measured) -> None:
-    """Every throughput figure is behind; so is a tail latency whenever every run of the throttled disk is behind
-    every run of the other (its p99 may also overlap: an unthrottled sync write waits on the host's writeback)."""
+    """Its throughput is behind every time its runs are all behind the other's, with the factor inside what the
+    runs span; a tail latency (an unthrottled sync write waits on the host's writeback: its p99 jumps from run to
+    run, and so does its noise floor) may be can't tell, but is never the wrong way round."""
     judged = _of(measured, IOPS_REPEATS)
-    assert {j.figure for j in judged if j.factor_range[1] < 1} >= {"disk:randread_4k.iops", "disk:syncwrite_4k.iops"}
+    throughput = {"disk:randread_4k.iops", "disk:syncwrite_4k.iops"}
+    assert {j.figure for j in judged if j.factor_range[1] < 1} >= throughput
     for j in judged:
-        if j.factor_range[1] >= 1:   # the runs overlap: a verdict may not be sure, but never the wrong way round
+        if j.figure not in throughput or j.factor_range[1] >= 1:
             assert j.standing["verdict"] in ("behind", "cant_tell"), _describe(j)
             continue
         assert j.standing["verdict"] == "behind", _describe(j)
