@@ -15,4 +15,5 @@ pytest_plugins = [
     "tests.fixtures.login_users",
     "tests.fixtures.tmpdirs",
     "tests.fixtures.netns",
+    "tests.fixtures.capacity_hosts",
 ]

@@ -150,7 +150,9 @@ class HostEditor(QDialog):
         self.jump_combo.lineEdit().setPlaceholderText("none — or another host, or user@host:port")
 
         self.test_dir_edit = QLineEdit()
-        self.test_dir_edit.setPlaceholderText("where disk tests write; blank = a temporary directory")
+        self.test_dir_edit.setPlaceholderText("where tests write files; blank = the run directory")
+        self.test_dir_edit.setToolTip("The directory the disk, mail storm and restore tests write in on this host, "
+                                      "unless a run names its own")
         self.run_dir_edit = QLineEdit()
         self.run_dir_edit.setObjectName("runDirEdit")
         self.run_dir_edit.setPlaceholderText("blank = $TMPDIR, else /tmp, else /var/tmp")

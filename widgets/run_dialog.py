@@ -116,9 +116,10 @@ class RunDialog(QDialog):
         # -- disk parameters
         self.test_dir = QLineEdit()
         self.test_dir.setObjectName("testDirEdit")
-        self.test_dir.setPlaceholderText("the run directory on the host")
+        self.test_dir.setPlaceholderText("the host's test directory, else its run directory")
         self.test_dir.setToolTip("An absolute directory on the host's disk to test; the test file is "
-                                 "created there and removed afterwards")
+                                 "created there and removed afterwards. Empty: the test directory set for "
+                                 "the host (Edit host), else the run directory")
         self.file_size = QLineEdit()
         self.file_size.setObjectName("fileSizeEdit")
         self.file_size.setToolTip("Size of the test file, e.g. 256M or 2G; larger than the host's RAM "

@@ -135,7 +135,7 @@ class RestoreForm(QWidget):
         self.password.setToolTip("Sent to the agent over SSH when the run starts; never written to disk or stored")
         self.test_dir = QLineEdit()
         self.test_dir.setObjectName("restoreTestDirEdit")
-        self.test_dir.setPlaceholderText("the run directory on the host")
+        self.test_dir.setPlaceholderText("the host's test directory, else its run directory")
         self.test_dir.setToolTip("Where the dump (or the file-level archive) is written; removed afterwards")
         form = QFormLayout(self)
         form.addRow("Data set:", self.size_mb)

@@ -83,7 +83,9 @@ def _host_options(p: argparse.ArgumentParser, address_required: bool) -> None:
     p.add_argument("--keyring", action=argparse.BooleanOptionalAction, default=None,
                    help="keep the password in the OS keyring (never in a file)")
     p.add_argument("--jump", metavar="NAME", help="jump host: an inventory host or [user@]host[:port]")
-    p.add_argument("--test-dir", metavar="DIR", help="default directory for disk tests on this host")
+    p.add_argument("--test-dir", metavar="DIR",
+                   help="where the tests that write files (disk, mail storm, restore) write on this host, "
+                        "unless a run sets test_dir")
     p.add_argument("--run-dir", metavar="DIR", help="where run directories go first on this host (absolute or "
                    "~/...; '' = $TMPDIR, /tmp, /var/tmp, whichever has room)")
     p.add_argument("--notes")

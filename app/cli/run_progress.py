@@ -98,6 +98,8 @@ class RunProgress:
             self.say(host, f"  {kind}: {event.get('message', '')}")
         elif kind == "reconnected":
             self.say(host, f"  reconnected after {event.get('outage_s', 0):.1f} s")
+        elif kind == "test_dir":
+            self.say(host, f"  test directory {event.get('directory', '')} ({event.get('source', '')})")
 
     def host_ended(self, host: str, status: str, error: str = "") -> None:
         """A host's run ended; per-host lines already said so from its events (the summary says the rest)."""

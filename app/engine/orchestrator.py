@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,6 +18,7 @@ from app.engine.lock import RunLock
 from app.engine.pool import START_GATE
 from app.engine.result_rates import stored_results, without_rates
 from app.engine.settings import Settings
+from app.engine.test_dir import FROM_HOST, TestDirChoice, choose_test_dir
 from app.errors import USER_ERRORS, AppError
 from remote.agent import benches
 from remote.agent_package import AGENT_VERSION
@@ -126,6 +127,17 @@ def validate_request(request: RunRequest) -> dict[str, Any]:
         raise RunRequestError(str(exc)) from None
 
 
+def with_test_dir(request: RunRequest, params: dict[str, Any],
+                  spec: HostSpec) -> tuple[RunRequest, dict[str, Any], TestDirChoice | None]:
+    """The request and its validated parameters with the host's test directory filled in where the run named
+    none (validated again: the host's directory is checked as one given for the run would be)."""
+    choice = choose_test_dir(request.test, request.params, params, spec)
+    if choice is None or choice.source != FROM_HOST:
+        return request, params, choice
+    request = replace(request, params={**request.params, "test_dir": choice.directory})
+    return request, validate_request(request), choice
+
+
 def execute_run(
     workbench: RunServices,
     request: RunRequest,
@@ -143,7 +155,10 @@ def execute_run(
     """
     control = control or RunControl()
     params = validate_request(request)
-    host = workbench.get_host(request.host).name
+    spec = workbench.get_host(request.host)
+    host = spec.name
+    # a test that writes files goes to the run's test_dir, else the host's, else the run directory
+    request, params, test_dir = with_test_dir(request, params, spec)
     # connecting, uploading and starting take a turn (app.engine.pool): many hosts start spread out
     turn = START_GATE.enter(host, control)
     try:
@@ -173,6 +188,8 @@ def execute_run(
         finally:
             turn.leave()   # started (or not): polling is cheap, the next host may begin
         _remember_remote_state(workbench, run_id, session)
+        if test_dir is not None:
+            session.add_event(workbench_event("test_dir", **test_dir.event(session.run_dir)))
         return _monitor_facts(workbench, session) if request.test == MONITOR else None
 
     try:
