@@ -6,6 +6,7 @@ import re
 from dataclasses import asdict
 
 from app.errors import AppError
+from remote.host_checks import address_problem, ssh_user_problem
 from remote.hostspec import AUTH_METHODS, HostSpec
 from storage.hosts import check_host_name
 from storage.records import HostRecord
@@ -63,6 +64,13 @@ def checked_record(spec: HostSpec, renaming_from: str = "") -> HostRecord:
     check_host_name(spec.name, renaming_from)
     if spec.auth not in AUTH_METHODS:
         raise AppError(f"host {spec.name}: unknown authentication method {spec.auth!r}")
+    # what every connection would refuse later is refused now (the same rules)
+    problem = (spec.address and address_problem(spec.address)) or (spec.user and ssh_user_problem(spec.user))
+    if not problem and spec.key_path:
+        from remote.connect import key_file_problem  # paramiko loads only when a key is given
+        problem = key_file_problem(spec.key_path)
+    if problem:
+        raise AppError(f"host {spec.name}: {problem}")
     for tag in spec.tags:
         problem = tag_problem(tag)
         if problem:
