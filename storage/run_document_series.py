@@ -10,8 +10,8 @@ import tempfile
 from array import array
 from collections.abc import Iterator
 
-SPOOL_IN_MEMORY = 4 << 20      # bytes of packed floats kept in memory before they go to a temporary file
-WRITE_CHUNK = 8 << 20          # bytes per write into the store's blob
+SPOOL_IN_MEMORY = 1 << 20      # bytes of packed floats kept in memory before they go to a temporary file
+WRITE_CHUNK = 1 << 20          # bytes per write into the store's blob
 # Anything but a JSON number's characters: a string, true/false/null, a nested list or object.
 _NOT_NUMBERS = re.compile(r"[^0-9eE.+\-,\s]")
 
@@ -34,7 +34,8 @@ class SeriesNumbers:
     def nbytes(self) -> int:
         return self.count * 8
 
-    def chunks(self, size: int = WRITE_CHUNK) -> Iterator[bytes]:
+    def chunks(self, size: int = 0) -> Iterator[bytes]:
+        size = size or WRITE_CHUNK
         self._file.seek(0)
         while True:
             chunk = self._file.read(size)

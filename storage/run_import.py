@@ -28,6 +28,7 @@ from storage.spread import spread_from_json, spread_to_json
 
 UID_PATTERN = re.compile(r"[0-9a-f]{32}")
 _TEXT_FIELDS = ("host_name", "test", "agent_version", "engine", "engine_version", "error", "notes")
+PG_APPEND_CHUNK = 16 << 20   # bytes of a long series appended to its PostgreSQL blob at a time
 MAX_SEQ = 2**31 - 1    # run_events.seq is a 32-bit INTEGER on PostgreSQL
 
 
@@ -408,7 +409,8 @@ def _insert_spooled(session: Session, run_id: int, curve: SeriesData) -> None:
         return
     series_id = session.execute(insert(Series).values(**row, t_blob=b"", values_blob=b"")).inserted_primary_key[0]
     for column, numbers in ((Series.t_blob, t), (Series.values_blob, values)):
-        for chunk in numbers.chunks():
+        # each append rewrites the value on the server: fewer, larger pieces
+        for chunk in numbers.chunks(PG_APPEND_CHUNK):
             session.execute(update(Series).where(Series.id == series_id)
                             .values({column: column.op("||")(literal(chunk, LargeBinary))}))
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,25 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from app.cli import main
-from storage.db import open_store
+from storage.db import Store, open_store
 from storage.errors import StoreError
 from storage.records import HostRecord, RunStatus
 from tests.fixtures.pg_cluster import PgCluster, pg_cluster  # noqa: F401 - the fixture
 from tests.fixtures.postgres import PostgresAdmin
+from tests.unit.test_import_odd_documents import (  # noqa: F401 - a long series into PostgreSQL in chunks
+    small_slices,
+    test_a_long_series_is_stored_exactly_and_found_again,
+)
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def store(pg_url: str) -> Iterator[Store]:
+    opened = open_store(pg_url)
+    yield opened
+    opened.close()
 
 
 def _as_written(pg_url: str, scheme: str) -> str:
