@@ -1,8 +1,9 @@
 """The built-in disk engine's worker loop (latency histogram and per-interval counts inlined for speed)
 counts what it did: every measured I/O once in the histogram, in the per-interval rates and in the IOPS,
-with one worker (a thread) and with several (forked processes)."""
+with one worker (a thread) and with several (forked processes, each running its share as threads)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from remote.agent.disk_latency import Histogram
 KIB = 1024
 
 
-@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("workers", [1, 3, 9])
 def test_every_measured_io_is_counted_once(tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "test.dat"
     path.write_bytes(b"\x5a" * (4 * 1024 * KIB))
@@ -36,5 +37,45 @@ def test_every_measured_io_is_counted_once(tmp_path: Path, workers: int, monkeyp
         assert sum(out["per_interval"]) <= out["ios"]   # an I/O ending past the window is in no interval
         assert sum(out["per_interval"]) >= out["ios"] - 1
     assert result["lat"]["p50"] <= result["lat"]["p99"] <= result["lat"]["p99.9"]
-    assert result["flags"].endswith(("1 thread, random bs-aligned offsets",
-                                     f"{workers} processes, random bs-aligned offsets"))
+    count = disk_builtin.process_count(workers)
+    spread = "1 thread" if workers == 1 else (f"{workers} processes" if count == workers
+                                              else f"{workers} threads in {count} processes")
+    assert result["flags"].endswith(f"{spread}, random bs-aligned offsets")
+
+
+class _Cancelled(Exception):
+    pass
+
+
+class _CancelSoon:
+    """A run context whose run is cancelled at the first wait, as the agent's is by a user's cancel."""
+
+    def progress(self, *_args, **_kwargs) -> None:
+        pass
+
+    def sleep(self, _seconds: float) -> None:
+        raise _Cancelled()
+
+
+def _children() -> list[int]:
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if entry.name.isdigit() and f"\nPPid:\t{me}\n" in status:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_cancel_leaves_no_worker_process(tmp_path: Path) -> None:
+    path = tmp_path / "test.dat"
+    path.write_bytes(b"\x5a" * (1024 * KIB))
+    job = {"name": "rr", "rw": "randread", "bs": 4 * KIB, "size": 1024 * KIB, "file": str(path),
+           "direct": False, "sync": "none", "workers": 9, "runtime": 60.0, "warmup": 0.0}
+    before = _children()
+    with pytest.raises(_Cancelled):
+        disk_builtin.run_job(job, ctx=_CancelSoon())
+    assert _children() == before   # killed and reaped (no zombie either), threads and all
