@@ -89,6 +89,11 @@ def main() -> int:
                    statistics.median(r["lat"]["p99"] for r in runs["builtin"]))
             print(f"{name:<18}{fio:>12,.0f}{builtin:>15,.0f}{ratio:>8.3f}  >= {goal:.2f} {verdict:<6} "
                   f"{p99[0]:.3f}/{p99[1]:.3f}", flush=True)
+            if args.rounds > 1:   # each round's ratio (fio and built-in ran back to back in it)
+                pairs = zip(runs["fio"], runs["builtin"], strict=True)
+                ratios = sorted(b["iops"] / f["iops"] for f, b in pairs if f["iops"])
+                print(f"  rounds: ratio min {ratios[0]:.3f} median {statistics.median(ratios):.3f} "
+                      f"max {ratios[-1]:.3f}; load now {os.getloadavg()[0]:.1f}", flush=True)
         print(f"# built-in flags, last job: {runs['builtin'][-1]['flags']}; load average at the end: "
               f"{os.getloadavg()[0]:.1f}")
     finally:
