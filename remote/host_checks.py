@@ -36,7 +36,7 @@ def address_problem(address: str) -> str:
     if problem:
         return problem
     if "@" in address:
-        return f"address {address!r} holds a user: give the user with --user and the address alone"
+        return f"address {address!r} holds a user: give the user on its own (User, --user) and the address alone"
     if address.startswith("[") or address.endswith("]"):
         return f"address {address!r}: write an IPv6 address without brackets"
     if ":" in address:
@@ -46,7 +46,7 @@ def address_problem(address: str) -> str:
         except ValueError:
             pass
         if address.count(":") == 1 and address.rpartition(":")[2].isdigit():
-            return f"address {address!r} holds a port: give the port with --port and the address alone"
+            return f"address {address!r} holds a port: give the port on its own (Port, --port) and the address alone"
         return f"address {address!r} is not an IPv6 address"
     labels = address.rstrip(".").split(".")
     if all(label.isdigit() for label in labels) and len(labels) == 4:

@@ -27,8 +27,8 @@ def _stored_hosts(capsys) -> list[str]:
     ("a..b", "is not a host name"),
     ("x" * 64 + ".example.org", "is not a host name"),
     ("[::1]", "without brackets"),
-    ("root@web1", "give the user with --user"),
-    ("web1:2222", "give the port with --port"),
+    ("root@web1", "give the user on its own (User, --user)"),
+    ("web1:2222", "give the port on its own (Port, --port)"),
     ("fe80::1::2", "is not an IPv6 address"),
 ])
 def test_addresses_no_connection_could_use_are_refused(cli_env, capsys, address: str, words: str) -> None:
@@ -93,4 +93,4 @@ def test_what_a_connection_takes_is_taken(cli_env, capsys, tmp_path: Path) -> No
     assert _stored_hosts(capsys) == ["local", "a1", "a2", "a3", "a4"]
     # edit goes through the same door
     assert main(["host", "edit", "a1", "--address", "a1:22"]) == 1
-    assert "give the port with --port" in capsys.readouterr().err
+    assert "give the port on its own (Port, --port)" in capsys.readouterr().err
