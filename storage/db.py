@@ -62,14 +62,16 @@ class Store:
             with self._sessions.begin() as session:
                 yield session
         except DBAPIError as exc:
-            # Locked, disk full, server gone: one line for the user, the cause kept for the log.
-            reason = " ".join(str(exc.orig).split())
-            if is_read_only_error(exc):
+            if is_read_only_error(exc):   # SQLite's file or PostgreSQL's read-only transaction
                 why = self.read_only or "the database accepts no writes"
                 raise StoreError(
                     f"the store {describe(self.engine.url)} is read-only: nothing was saved ({why}); "
                     "make it writable or copy it elsewhere and use --db"
                 ) from exc
+            if not isinstance(exc, OperationalError):
+                raise   # a constraint (a name taken meanwhile): the repositories word it
+            # Locked, disk full, server gone: one line for the user, the cause kept for the log.
+            reason = " ".join(str(exc.orig).split())
             raise StoreError(f"database error on {describe(self.engine.url)}: {reason}") from exc
 
     def write_when_answering(self, write: Callable[[], None], wait_s: float,
