@@ -1,6 +1,7 @@
 """The built-in disk engine against fio: same machine, same file, same jobs, one process.
 
     python benchmarks/disk_engine_vs_fio.py [--dir DIR] [--size 1G] [--runtime 10] [--warmup 1] [--rounds 1]
+                                            [--jobs randread_4k_w1,randread_4k_w16]
 
 Imports the agent's engines directly (remote.agent.disk_builtin / disk_fio), prepares one test file
 in a temporary directory under DIR (default: the system's temp dir) with the agent's own
@@ -49,6 +50,7 @@ def main() -> int:
     parser.add_argument("--runtime", type=float, default=10.0, help="measured seconds per job and engine")
     parser.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds, excluded")
     parser.add_argument("--rounds", type=int, default=1, help="runs per job and engine (medians compared)")
+    parser.add_argument("--jobs", help="only these jobs (comma-separated names; default all)")
     parser.add_argument("--sync", choices=("fdatasync", "osync"), default="fdatasync", help="sync write mode")
     args = parser.parse_args()
 
@@ -66,8 +68,12 @@ def main() -> int:
               f"({'O_DIRECT' if direct else 'cached: no O_DIRECT here'}), prepared in "
               f"{time.monotonic() - started:.1f} s; runtime {args.runtime:g} s + warm-up {args.warmup:g} s, "
               f"{args.rounds} round(s)")
+        wanted = set(args.jobs.split(",")) if args.jobs else {job[0] for job in JOBS}
+        print(f"# load average at the start: {os.getloadavg()[0]:.1f} (the machine may be shared: see the end too)")
         print(f"{'job':<18}{'fio IOPS':>12}{'built-in IOPS':>15}{'ratio':>8}  goal   p99 ms fio/built-in")
         for name, rw, bs, workers, sync, goal in JOBS:
+            if name not in wanted:
+                continue
             job = {"name": name, "rw": rw, "bs": bs, "size": args.size, "file": path, "direct": direct,
                    "sync": args.sync if sync != "none" else "none", "workers": workers,
                    "runtime": args.runtime, "warmup": args.warmup}
@@ -83,7 +89,13 @@ def main() -> int:
                    statistics.median(r["lat"]["p99"] for r in runs["builtin"]))
             print(f"{name:<18}{fio:>12,.0f}{builtin:>15,.0f}{ratio:>8.3f}  >= {goal:.2f} {verdict:<6} "
                   f"{p99[0]:.3f}/{p99[1]:.3f}", flush=True)
-        print(f"# built-in flags, last job: {runs['builtin'][-1]['flags']}")
+            if args.rounds > 1:   # each round's ratio (fio and built-in ran back to back in it)
+                pairs = zip(runs["fio"], runs["builtin"], strict=True)
+                ratios = sorted(b["iops"] / f["iops"] for f, b in pairs if f["iops"])
+                print(f"  rounds: ratio min {ratios[0]:.3f} median {statistics.median(ratios):.3f} "
+                      f"max {ratios[-1]:.3f}; load now {os.getloadavg()[0]:.1f}", flush=True)
+        print(f"# built-in flags, last job: {runs['builtin'][-1]['flags']}; load average at the end: "
+              f"{os.getloadavg()[0]:.1f}")
     finally:
         shutil.rmtree(test_dir, ignore_errors=True)
     return 0

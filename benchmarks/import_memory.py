@@ -1,6 +1,7 @@
 """Memory and time of exporting and importing a large run document (`benchbay export` / `benchbay import`).
 
     python benchmarks/import_memory.py [--mb 240] [--tags 100000]
+    python benchmarks/import_memory.py --points 12000000 [--rounds 3]
 
 Fills a temporary SQLite store with runs of telemetry (series of random floats, as long monitors make)
 until the export reaches about --mb megabytes, plus one run with --tags tags. Then, each in a fresh
@@ -8,13 +9,19 @@ process so the peaks do not mix: the export to a file (as `benchbay export --out
 import of that file into an empty store (as `benchbay import FILE` does). Prints, for each, the seconds,
 the peak resident memory above the process's baseline (resource.getrusage ru_maxrss) and that peak as a
 ratio of the document's size.
+
+With --points N: one run with one series of N points instead (a month of 1 s telemetry is 2.6 M), the
+document written directly (an export of it would measure the export), then imported --rounds times, each
+in a fresh process into an empty store; prints each round and the min/median/max of seconds and peak memory.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from storage.db import open_store  # noqa: E402
 from storage.records import ResultSample, SeriesData  # noqa: E402
-from storage.run_exchange import import_file, write_runs  # noqa: E402
+from storage.run_exchange import DOCUMENT_FORMAT, DOCUMENT_VERSION, import_file, write_runs  # noqa: E402
 
 SERIES_PER_RUN = 8
 POINTS_PER_SERIES = 20_000
@@ -63,6 +70,50 @@ def _fill(db: str, megabytes: float, tags: int) -> list[int]:
     return ids
 
 
+def _huge_series_document(path: str, points: int) -> None:
+    """One run holding one series of `points` points, written a slice at a time."""
+    rng = random.Random(1)
+    run = {"uid": f"{rng.getrandbits(128):032x}", "host_name": "db1", "test": "monitor", "status": "done",
+           "parameters": {"interval": 1.0}, "started_at": "2026-11-01T00:00:00+00:00",
+           "finished_at": "2026-11-30T00:00:00+00:00", "agent_version": "", "engine": "sampler",
+           "engine_version": "", "error": "", "tags": [], "notes": "", "facts": [], "results": [], "events": []}
+    head = json.dumps({"format": DOCUMENT_FORMAT, "version": DOCUMENT_VERSION, "runs": [run]})
+    before, after = head.split('"events": []', 1)
+    step = 100_000
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(before + '"events": [], "series": [{"name": "disk.util", "device": "sda", "unit": "%", "t": [')
+        for start in range(0, points, step):
+            out.write(("," if start else "") + ",".join(f"{i}.0" for i in range(start, min(points, start + step))))
+        out.write('], "values": [')
+        for start in range(0, points, step):
+            count = min(points, start + step) - start
+            out.write(("," if start else "") + ",".join(f"{rng.random() * 100:.2f}" for _ in range(count)))
+        out.write("]}]" + after)
+
+
+def _huge_series(points: int, rounds: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        document = str(Path(tmp) / "runs.json")
+        began = time.perf_counter()
+        _huge_series_document(document, points)
+        size_mb = Path(document).stat().st_size / 1e6
+        print(f"document: {size_mb:.1f} MB, one run with one series of {points:,} points "
+              f"(written in {time.perf_counter() - began:.0f} s); load {os.getloadavg()[0]:.1f}", flush=True)
+        figures = []
+        for n in range(rounds):
+            target = f"sqlite:///{Path(tmp) / f'target-{n}.sqlite3'}"
+            figures.append(_phase(["--phase", "import", "--db", target, "--file", document]))
+            print(f"import {n + 1}: {figures[-1]['seconds']:.1f} s, peak memory +{figures[-1]['peak_mb']:.0f} MB "
+                  f"({figures[-1]['peak_mb'] / size_mb:.2f}x the document); load {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            Path(target.removeprefix("sqlite:///")).unlink()
+    for what, unit in (("seconds", "s"), ("peak_mb", "MB")):
+        values = [f[what] for f in figures]
+        print(f"{what}: min {min(values):.1f} {unit}, median {statistics.median(values):.1f} {unit}, "
+              f"max {max(values):.1f} {unit}")
+    return 0
+
+
 def _phase(argv: list[str]) -> dict[str, float]:
     """Run one phase in a new process and read its JSON line."""
     done = subprocess.run([sys.executable, __file__, *argv], check=True, capture_output=True, text=True)
@@ -95,6 +146,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=240.0, help="size of the export to make, in MB")
     parser.add_argument("--tags", type=int, default=100_000, help="tags on one extra run")
+    parser.add_argument("--points", type=int, default=0, help="one series of this many points instead")
+    parser.add_argument("--rounds", type=int, default=1, help="with --points: imports, each in a new process")
     parser.add_argument("--phase", choices=("export", "import"), help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--file", help=argparse.SUPPRESS)
@@ -106,6 +159,8 @@ def main() -> int:
     if args.phase == "import":
         print(json.dumps(_import(args.db, args.file)))
         return 0
+    if args.points:
+        return _huge_series(args.points, args.rounds)
 
     with tempfile.TemporaryDirectory() as tmp:
         source, target = f"sqlite:///{Path(tmp) / 'source.sqlite3'}", f"sqlite:///{Path(tmp) / 'target.sqlite3'}"

@@ -227,6 +227,16 @@ def _load_key(path: str, password: str | None) -> paramiko.PKey:
     raise AuthError(f"cannot use key file {shown}: {why}not a private key Benchbay can read ({first})")
 
 
+def key_file_problem(path: str) -> str:
+    """Why every connection would refuse the key file at path; "" when it is a private key Benchbay
+    reads (an encrypted one too: its passphrase is asked for, or ssh-agent holds it)."""
+    try:
+        _load_key(path, None)
+    except AuthError as exc:
+        return "" if " is encrypted" in str(exc) else str(exc)
+    return ""
+
+
 def _auth_options(hop: _Hop, password: str | None) -> tuple[dict, str]:
     """paramiko connect() arguments for the host's auth method, and how messages name that method."""
     spec, resolved = hop.spec, hop.resolved

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from remote.errors import ConnectError
+from remote.host_checks import ssh_host_problem, ssh_user_problem
 from remote.hostspec import HostSpec
 from remote.ssh_config_read import ConfigError, Directive, LookupState, apply, match_host, read_file
 
@@ -230,13 +231,9 @@ class SSHConfigFile:
 
 
 def _check_names(host: str, user: str) -> None:
-    """ssh.c valid_hostname / valid_ruser (CVE-2023-51385): names that reach `Match exec` as %h, %n
-    or %r must not carry shell syntax; ssh refuses them before it reads the config."""
-    if host.startswith("-") or any(c in "'`\"$\\;&<>|(){}" or c.isspace() or not c.isprintable() for c in host):
-        raise ConfigError(f"host name {host!r} contains invalid characters (ssh refuses it too)")
-    bad_user = user.startswith("-") or user.endswith("\\") or any(c in "'`\";&<>|(){}" for c in user)
-    if bad_user or any(c.isspace() and user[i + 1:i + 2] == "-" for i, c in enumerate(user)):
-        raise ConfigError(f"user name {user!r} contains invalid characters (ssh refuses it too)")
+    problem = ssh_host_problem(host) or ssh_user_problem(user)
+    if problem:
+        raise ConfigError(problem)
 
 
 def _jump_text(args: list[str], where: str) -> str:

@@ -35,9 +35,39 @@ apt_install() {
     fi
     say "installing system packages (apt)"
     export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
+    apt_get update -qq
     # shellcheck disable=SC2046
-    $SUDO apt-get install -y -qq --no-install-recommends $(pick_packages "$@") >/dev/null
+    apt_get install -y -qq --no-install-recommends $(pick_packages "$@") >/dev/null
+}
+
+# apt may be busy (unattended upgrades, another install): wait for its lock with a message, not fail.
+APT_LOCK_WAIT_S="${APT_LOCK_WAIT_S:-600}"
+APT_LOCK_RETRY_S="${APT_LOCK_RETRY_S:-5}"
+
+apt_get() {
+    local errors rc waited=0 told=""
+    errors=$(mktemp)
+    while true; do
+        rc=0
+        $SUDO "${APT_GET:-apt-get}" "$@" 2>"$errors" || rc=$?
+        if [ "$rc" -eq 0 ] || ! grep -qiE 'could not get lock|unable to acquire|is another process using it' "$errors"; then
+            cat "$errors" >&2
+            rm -f "$errors"
+            return "$rc"
+        fi
+        if [ "$waited" -ge "$APT_LOCK_WAIT_S" ]; then
+            cat "$errors" >&2
+            rm -f "$errors"
+            say "apt is still busy after ${APT_LOCK_WAIT_S} s: let the other installation finish, then run this again"
+            return "$rc"
+        fi
+        if [ -z "$told" ]; then
+            say "apt is busy (another installation or automatic updates): waiting for it, up to ${APT_LOCK_WAIT_S} s"
+            told=1
+        fi
+        sleep "$APT_LOCK_RETRY_S"
+        waited=$((waited + APT_LOCK_RETRY_S))
+    done
 }
 
 make_venv() {

@@ -47,6 +47,8 @@ def store_url(url: str | URL) -> URL:
             parsed = make_url(url)
         except (ArgumentError, ValueError):
             raise StoreError(f"{url!r} is not a database URL; use {URL_EXAMPLES}") from None
+    if parsed.drivername in ("postgres", "pgsql"):   # as libpq, Heroku and others write it
+        parsed = parsed.set(drivername="postgresql")
     backend = parsed.get_backend_name()
     if backend not in BACKENDS:
         raise StoreError(f"Benchbay keeps its store in SQLite or PostgreSQL, not {backend!r}; use {URL_EXAMPLES}")
@@ -67,7 +69,10 @@ def make_engine(url: str | URL) -> Engine:
         try:
             return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
         except (NoSuchModuleError, ImportError) as exc:
-            raise StoreError(f"no driver for {url.drivername} is installed ({exc}); use {URL_EXAMPLES}") from None
+            installed = [name for module, name in POSTGRES_DRIVERS if importlib.util.find_spec(module)]
+            instead = (f"; write postgresql://... to use the installed {installed[0]}" if installed
+                       else f"; use {URL_EXAMPLES}")
+            raise StoreError(f"no driver for {url.drivername} is installed ({exc}){instead}") from None
     in_memory = sqlite_path(url) is None
     if in_memory:
         # One shared connection, or every checkout would see a different empty database.

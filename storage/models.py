@@ -200,9 +200,10 @@ class Series(Base):
     name: Mapped[str] = mapped_column(String(100))
     device: Mapped[str] = mapped_column(String(200), default="")
     unit: Mapped[str] = mapped_column(String(50), default="")
+    # before the blobs (migration 0009): SQLite then writes a long series into its blobs in pieces
+    count: Mapped[int] = mapped_column(Integer)
     t_blob: Mapped[bytes] = mapped_column(LargeBinary)        # float64 LE, seconds since run start
     values_blob: Mapped[bytes] = mapped_column(LargeBinary)   # float64 LE
-    count: Mapped[int] = mapped_column(Integer)
 
     run: Mapped[Run] = relationship(back_populates="series")
 

@@ -1,6 +1,7 @@
-"""An SQLite store that cannot be written (a read-only mount, a file or folder without write permission)
+"""A store that cannot be written: an SQLite store (a read-only mount, a file or folder without write permission)
 is opened for reading: runs can be listed, shown, compared and exported; nothing is migrated, and a write
-fails with one line saying the store is read-only.
+fails with one line saying the store is read-only. A PostgreSQL database that takes no writes (a standby,
+default_transaction_read_only) is opened the same way.
 """
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 
 from storage.errors import StoreError
 from storage.migrate import ALEMBIC_TABLE, check_sqlite_file, head_revision, known_revisions
+
+# SQLSTATE read_only_sql_transaction: PostgreSQL refused a write in a read-only transaction.
+PG_READ_ONLY = "25006"
 
 
 def read_only_reason(path: Path) -> str:
@@ -83,3 +88,21 @@ def make_read_only_engine(path: Path, reason: str, busy_timeout_s: float) -> Eng
 
     event.listen(engine, "connect", set_pragmas)
     return engine
+
+
+def server_read_only_reason(engine: Engine) -> str:
+    """Why a database server's store can only be read; "" when it takes writes."""
+    with engine.connect() as conn:
+        if conn.execute(text("SHOW transaction_read_only")).scalar() != "on":
+            return ""
+        if conn.execute(text("SELECT pg_is_in_recovery()")).scalar():
+            return "the PostgreSQL server is a standby"
+        return "the PostgreSQL database is read-only (default_transaction_read_only)"
+
+
+def is_read_only_error(exc: DBAPIError) -> bool:
+    """The database refused a write because it is read-only (SQLite file or PostgreSQL)."""
+    orig = exc.orig
+    if getattr(orig, "pgcode", None) == PG_READ_ONLY or getattr(orig, "sqlstate", None) == PG_READ_ONLY:
+        return True
+    return "readonly" in str(orig).replace("-", "").replace(" ", "").lower()

@@ -8,9 +8,12 @@ buffer refilled from the file.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from typing import Any, TextIO
+
+from storage.run_document_series import SeriesNumbers, numbers_problem
 
 READ_CHUNK = 1 << 20
 MAX_VALUE_CHARS = 1 << 30     # one run of a gigabyte of text is no export; an endless stream must stop
@@ -22,6 +25,18 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 class DocumentSyntaxError(ValueError):
     """The text is not JSON (or JSON this reader refuses); the message is one line for the user."""
+
+
+class DocumentValueError(ValueError):
+    """JSON, but a value no run may hold (where: the path in the document, as runs[0].series[1].t)."""
+
+    def __init__(self, where: str, what: str):
+        super().__init__(f"{where}: {what}")
+        self.where, self.what = where, what
+
+
+SERIES_SLICE = 1 << 20        # characters of a number list parsed at a time
+SERIES_ARRAYS = ("t", "values")
 
 
 def _lone_surrogate(value: Any) -> bool:
@@ -158,10 +173,99 @@ class DocumentReader:
         if self._peek() == "]":
             self._pos += 1
             return
+        index = 0
         while True:
-            yield self._value()
+            yield self._object(f"runs[{index}]", self._run_member)
+            index += 1
             if self._peek() == ",":
                 self._pos += 1
                 continue
             self._expect("]")
             return
+
+    def _object(self, where: str, member: Any) -> Any:
+        """An object read member by member (member(where, key) reads each value); a value that is not an
+        object is read whole, for the importer to refuse. A repeated key takes the last value, as JSON does."""
+        if self._peek() != "{":
+            return self._value()
+        self._pos += 1
+        out: dict[str, Any] = {}
+        if self._peek() == "}":
+            self._pos += 1
+            return out
+        while True:
+            key = self._string()
+            self._expect(":")
+            out[key] = member(where, key)
+            if self._peek() == ",":
+                self._pos += 1
+                continue
+            self._expect("}")
+            return out
+
+    def _run_member(self, where: str, key: str) -> Any:
+        if key != "series" or self._peek() != "[":
+            return self._value()
+        self._pos += 1
+        curves: list[Any] = []
+        if self._peek() == "]":
+            self._pos += 1
+            return curves
+        while True:
+            curves.append(self._object(f"{where}.series[{len(curves)}]", self._curve_member))
+            if self._peek() == ",":
+                self._pos += 1
+                continue
+            self._expect("]")
+            return curves
+
+    def _curve_member(self, where: str, key: str) -> Any:
+        if key in SERIES_ARRAYS and self._peek() == "[":
+            return self._numbers(f"{where}.{key}")
+        return self._value()
+
+    def _numbers(self, where: str) -> SeriesNumbers:
+        """A list of finite numbers, parsed a slice at a time into packed floats."""
+        self._pos += 1   # the "["
+        out = SeriesNumbers()
+        try:
+            while True:
+                self._peek()
+                end = self._buffer.find("]", self._pos, self._pos + SERIES_SLICE)
+                if end < 0:
+                    if len(self._buffer) - self._pos < SERIES_SLICE and self._fill():
+                        continue   # read on until a whole slice (or the list's end) is in the buffer
+                    cut = self._buffer.rfind(",", self._pos, self._pos + SERIES_SLICE)
+                    if cut < 0:
+                        raise self._fail(f"a list of numbers with an item longer than {SERIES_SLICE:,} characters"
+                                         if len(self._buffer) - self._pos >= SERIES_SLICE else "unterminated list")
+                    self._slice(out, self._buffer[self._pos:cut], where, last=False)
+                    self._pos = cut + 1
+                    continue
+                self._slice(out, self._buffer[self._pos:end], where, last=True)
+                self._pos = end + 1
+                return out
+        except BaseException:
+            out.close()
+            raise
+
+    def _slice(self, out: SeriesNumbers, segment: str, where: str, last: bool) -> None:
+        problem = numbers_problem(segment)
+        if problem:
+            raise DocumentValueError(where, problem)
+        if not segment.strip():
+            if last and not out.count:
+                return   # []
+            raise self._fail("a list with an empty item")
+        try:
+            numbers = json.loads("[" + segment + "]")
+        except json.JSONDecodeError as exc:
+            raise self._fail(f"{exc.msg} in a list of numbers") from None
+        except ValueError as exc:   # an integer of more digits than Python converts
+            raise self._fail(" ".join(str(exc).split(";")[0].split())) from None
+        try:
+            out.add(numbers)
+        except OverflowError:
+            raise DocumentValueError(where, "a number too large for a float") from None
+        if numbers and not (math.isfinite(min(numbers)) and math.isfinite(max(numbers))):
+            raise DocumentValueError(where, "a number too large for a float (it reads as infinity)")

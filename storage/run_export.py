@@ -28,13 +28,13 @@ def encode_time(stamp: datetime) -> str:
     return stamp.astimezone(timezone.utc).isoformat()
 
 
-def run_document(session: Session, run: Run) -> dict[str, Any]:
+def run_document(session: Session, run: Run, with_series: bool = True) -> dict[str, Any]:
     facts = session.execute(
         select(FactsSnapshot.taken_at, FactsSnapshot.data).where(FactsSnapshot.run_id == run.id)
         .order_by(FactsSnapshot.id)
     ).all()
     results = session.scalars(select(Result).where(Result.run_id == run.id).order_by(Result.id))
-    series = session.execute(
+    series = [] if not with_series else session.execute(
         select(Series.name, Series.device, Series.unit, Series.t_blob, Series.values_blob)
         .where(Series.run_id == run.id).order_by(Series.id)
     ).all()
@@ -63,7 +63,7 @@ def run_document(session: Session, run: Run) -> dict[str, Any]:
              "t": [encode_float(x) for x in unpack_floats(t_blob)],
              "values": [encode_float(x) for x in unpack_floats(values_blob)]}
             for name, device, unit, t_blob, values_blob in series
-        ],
+        ] if with_series else [],
         "events": [
             {"seq": seq, "t": encode_float(t), "type": type_, **(data or {})} for seq, t, type_, data in events
         ],

@@ -3,28 +3,32 @@ document that turns out broken half-way is rolled back whole. A file is read pie
 (storage.run_document_reader), so memory follows the largest run, not the document."""
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
-from sqlalchemy import insert, select
+from sqlalchemy import LargeBinary, func, insert, literal, select, update
 from sqlalchemy.orm import Session
 
 from storage.comparisons import add_comparison, checked_run_uids
 from storage.db import Store
 from storage.errors import StoreError
-from storage.models import Comparison, FactsSnapshot, Result, Run, RunEvent, Series
+from storage.models import Comparison, FactsSnapshot, Result, Run, RunEvent, Series, unpack_floats
 from storage.records import RunStatus, SeriesData
-from storage.run_document_floats import NON_FINITE_NAMES
-from storage.run_document_reader import DocumentReader, DocumentSyntaxError
+from storage.run_document_floats import NON_FINITE_NAMES, encode_float
+from storage.run_document_reader import DocumentReader, DocumentSyntaxError, DocumentValueError
+from storage.run_document_series import SeriesNumbers
 from storage.run_export import DOCUMENT_FORMAT, DOCUMENT_VERSION, run_document
+from storage.run_rules import is_finite_number, run_host_problem, run_times_problem, text_problem
 from storage.runs import clean_tags, event_row, series_row
 from storage.spread import spread_from_json, spread_to_json
 
 UID_PATTERN = re.compile(r"[0-9a-f]{32}")
 _TEXT_FIELDS = ("host_name", "test", "agent_version", "engine", "engine_version", "error", "notes")
+PG_APPEND_CHUNK = 16 << 20   # bytes of a long series appended to its PostgreSQL blob at a time
 MAX_SEQ = 2**31 - 1    # run_events.seq is a 32-bit INTEGER on PostgreSQL
 
 
@@ -58,6 +62,9 @@ def _text(obj: dict[str, Any], key: str, where: str, limit: int | None = None) -
         raise _fail(f"{where}.{key}", f"expected text, got {type(value).__name__}")
     if limit is not None and len(value) > limit:
         raise _fail(f"{where}.{key}", f"{len(value)} characters, at most {limit} fit")
+    problem = text_problem(value)
+    if problem:
+        raise _fail(f"{where}.{key}", problem)
     return value
 
 
@@ -78,14 +85,23 @@ def _list(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+def _number(value: Any, where: str, not_computed: bool = False) -> float:
+    """A finite number, the rule every stored point and event time follows (storage.run_rules); with
+    not_computed, also "NaN", which a result that could not be computed is exported as."""
+    if isinstance(value, int) and not isinstance(value, bool):
         try:
-            return float(value)
+            value = float(value)
         except OverflowError:
             raise _fail(where, f"a whole number of {len(str(value))} digits is too large") from None
-    if isinstance(value, str) and value in NON_FINITE_NAMES:
-        return NON_FINITE_NAMES[value]
+    if is_finite_number(value):
+        return float(value)
+    if not_computed and value == "NaN":
+        return NON_FINITE_NAMES["NaN"]
+    if isinstance(value, float) and math.isnan(value):
+        raise _fail(where, "NaN is not JSON (a result that could not be computed is written \"NaN\")")
+    if isinstance(value, float) or value in NON_FINITE_NAMES:
+        raise _fail(where, f"expected a finite number, got {value!r} (a run holds no infinity"
+                    + ("" if not_computed else " and no NaN") + ")")
     raise _fail(where, f"expected a number, got {value!r}"[:200])
 
 
@@ -139,9 +155,15 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
     if run["status"] not in set(RunStatus):
         raise _fail(f"{where}.status", f"unknown status {run['status']!r}")
     run["parameters"] = _mapping(_get(raw, "parameters", where), f"{where}.parameters")
+    problem = run_host_problem(run["host_name"])
+    if problem:
+        raise _fail(f"{where}.host_name", problem)
     run["started_at"] = _time(_get(raw, "started_at", where), f"{where}.started_at")
     finished = _get(raw, "finished_at", where)
     run["finished_at"] = None if finished is None else _time(finished, f"{where}.finished_at")
+    problem = run_times_problem(run["started_at"], run["finished_at"])
+    if problem:
+        raise _fail(where, problem)
     tags = _list(_get(raw, "tags", where), f"{where}.tags")
     if not all(isinstance(tag, str) for tag in tags):
         raise _fail(f"{where}.tags", "expected a list of text")
@@ -160,7 +182,7 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
         results.append({
             "test": _text(sample, "test", at, _limit(Result, "test")),
             "metric": _text(sample, "metric", at, _limit(Result, "metric")),
-            "value": _number(_get(sample, "value", at), f"{at}.value"),
+            "value": _number(_get(sample, "value", at), f"{at}.value", not_computed=True),
             "unit": _text(sample, "unit", at, _limit(Result, "unit")),
             "meta": _mapping(_get(sample, "metadata", at), f"{at}.metadata"),
             "spread": _spread(sample.get("spread"), f"{at}.spread"),   # absent in older documents
@@ -169,8 +191,7 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
     for i, curve in enumerate(_list(_get(raw, "series", where), f"{where}.series")):
         at = f"{where}.series[{i}]"
         curve = _mapping(curve, at)
-        t = [_number(x, f"{at}.t") for x in _list(_get(curve, "t", at), f"{at}.t")]
-        values = [_number(x, f"{at}.values") for x in _list(_get(curve, "values", at), f"{at}.values")]
+        t, values = _points(_get(curve, "t", at), f"{at}.t"), _points(_get(curve, "values", at), f"{at}.values")
         if len(t) != len(values):
             raise _fail(at, f"{len(t)} times but {len(values)} values")
         series.append(SeriesData(_text(curve, "name", at, _limit(Series, "name")),
@@ -189,6 +210,33 @@ def _parse_run(raw: Any, where: str) -> dict[str, Any]:
         _text(event, "type", at, _limit(RunEvent, "type"))
         events.append(event)
     return {"run": run, "facts": facts, "results": results, "series": series, "events": events}
+
+
+class _Spooled(Sequence[float]):
+    """A series' numbers as the document reader spooled them (checked there): only their count and bytes."""
+
+    def __init__(self, numbers: SeriesNumbers):
+        self.numbers = numbers
+
+    def __len__(self) -> int:
+        return self.numbers.count
+
+    def __getitem__(self, index):   # not needed by the importer; a Sequence must have it
+        raise TypeError("a spooled series is written to the store as it is, not read by item")
+
+
+def _points(value: Any, where: str) -> Sequence[float]:
+    if isinstance(value, SeriesNumbers):
+        return _Spooled(value)
+    return [_number(x, where) for x in _list(value, where)]
+
+
+def _close_spools(raw: Any) -> None:
+    """Temporary files of a run's long series, once it is stored (or refused)."""
+    for curve in raw.get("series", ()) if isinstance(raw, dict) and isinstance(raw.get("series"), list) else ():
+        for value in curve.values() if isinstance(curve, dict) else ():
+            if isinstance(value, SeriesNumbers):
+                value.close()
 
 
 def _parse_comparison(raw: Any) -> dict[str, Any]:
@@ -247,18 +295,21 @@ class _Importer:
 
     def add_runs(self, raw_runs: Iterable[Any]) -> None:
         for index, raw in enumerate(raw_runs):
-            parsed = _parse_run(raw, f"runs[{index}]")
-            uid = parsed["run"]["uid"]
-            if uid in self.seen:
-                raise _fail("runs", f"run {uid} appears twice")
-            self.seen.add(uid)
-            self._add(parsed, raw)
+            try:
+                parsed = _parse_run(raw, f"runs[{index}]")
+                uid = parsed["run"]["uid"]
+                if uid in self.seen:
+                    raise _fail("runs", f"run {uid} appears twice")
+                self.seen.add(uid)
+                self._add(parsed, raw)
+            finally:
+                _close_spools(raw)
 
     def _add(self, parsed: dict[str, Any], raw: dict[str, Any]) -> None:
         session, fields = self.session, parsed["run"]
         stored = session.scalar(select(Run).where(Run.uid == fields["uid"]))
         if stored is not None:
-            same = run_document(session, stored) == raw
+            same = _same_run(session, stored, raw)
             (self.skipped if same else self.differing).append((fields["uid"], stored.id))
             session.expunge(stored)
             return
@@ -269,8 +320,11 @@ class _Importer:
                         for taken_at, data in parsed["facts"])
         if parsed["results"]:
             session.execute(insert(Result), [{"run_id": run.id, **row} for row in parsed["results"]])
-        if parsed["series"]:
-            session.execute(insert(Series), [series_row(run.id, curve) for curve in parsed["series"]])
+        for curve in parsed["series"]:
+            if isinstance(curve.t, _Spooled):
+                _insert_spooled(session, run.id, curve)
+            else:
+                session.execute(insert(Series), [series_row(run.id, curve)])
         if parsed["events"]:
             session.execute(insert(RunEvent), [event_row(run.id, event) for event in parsed["events"]])
         session.flush()
@@ -304,7 +358,12 @@ def import_file(store: Store, handle: TextIO, name: str) -> ImportReport:
     try:
         with store.session() as session:
             importer = _Importer(session)
+            seen: set[str] = set()
             for key, value in DocumentReader(handle).members():
+                if key in seen:
+                    # a JSON reader would keep the last, a streaming one the first: neither is safe to guess
+                    raise _fail("document", f"{key!r} appears twice; which one is meant is unclear")
+                seen.add(key)
                 if key == "runs":
                     has_runs = True
                     if isinstance(value, list) or not hasattr(value, "__next__"):
@@ -320,11 +379,65 @@ def import_file(store: Store, handle: TextIO, name: str) -> ImportReport:
             if not has_runs:
                 raise _fail("document", "missing 'runs'")
             return importer.report(comparison)
+    except DocumentValueError as exc:
+        raise _fail(exc.where, exc.what) from None
     except DocumentSyntaxError as exc:
         raise InvalidRunDocument(f"{name} is not a Benchbay run document ({exc}); nothing was imported") from None
     except UnicodeDecodeError:
         raise InvalidRunDocument(f"{name} is not a Benchbay run document (not UTF-8 text); nothing was imported") \
             from None
+
+
+def _insert_spooled(session: Session, run_id: int, curve: SeriesData) -> None:
+    """A long series into its row a chunk at a time: its blobs never sit in memory whole (SQLite: written
+    into zero-filled blobs in place; PostgreSQL: appended to)."""
+    t, values = curve.t.numbers, curve.values.numbers
+    row = {"run_id": run_id, "name": curve.name, "device": curve.device, "unit": curve.unit, "count": t.count}
+    connection = session.connection()
+    raw = connection.connection.driver_connection
+    if connection.dialect.name == "sqlite" and hasattr(raw, "blobopen"):
+        series_id = session.execute(insert(Series).values(
+            **row, t_blob=func.zeroblob(t.nbytes), values_blob=func.zeroblob(values.nbytes))).inserted_primary_key[0]
+        for column, numbers in (("t_blob", t), ("values_blob", values)):
+            if numbers.count:
+                with raw.blobopen("series", column, series_id) as blob:
+                    for chunk in numbers.chunks():
+                        blob.write(chunk)
+        return
+    if connection.dialect.name != "postgresql":   # an SQLite without blobopen (Python 3.10): whole blobs
+        session.execute(insert(Series), [{**row, "t_blob": t.to_bytes(), "values_blob": values.to_bytes()}])
+        return
+    series_id = session.execute(insert(Series).values(**row, t_blob=b"", values_blob=b"")).inserted_primary_key[0]
+    for column, numbers in ((Series.t_blob, t), (Series.values_blob, values)):
+        # each append rewrites the value on the server: fewer, larger pieces
+        for chunk in numbers.chunks(PG_APPEND_CHUNK):
+            session.execute(update(Series).where(Series.id == series_id)
+                            .values({column: column.op("||")(literal(chunk, LargeBinary))}))
+
+
+def _same_run(session: Session, stored: Run, raw: dict[str, Any]) -> bool:
+    """The stored run is the document's run: its long series compared as the bytes the store keeps."""
+    curves = raw.get("series")
+    if not any(isinstance(v, SeriesNumbers) for c in curves for v in c.values()):
+        return run_document(session, stored) == raw
+    document = run_document(session, stored, with_series=False)
+    del document["series"]
+    if document != {key: value for key, value in raw.items() if key != "series"}:
+        return False
+    rows = session.execute(select(Series.name, Series.device, Series.unit, Series.t_blob, Series.values_blob)
+                           .where(Series.run_id == stored.id).order_by(Series.id)).all()
+    if len(rows) != len(curves):
+        return False
+    for (name, device, unit, t_blob, values_blob), curve in zip(rows, curves, strict=True):
+        if {"name": name, "device": device, "unit": unit} != {k: curve.get(k) for k in ("name", "device", "unit")}:
+            return False
+        for blob, value in ((t_blob, curve.get("t")), (values_blob, curve.get("values"))):
+            if isinstance(value, SeriesNumbers):
+                if blob != value.to_bytes():
+                    return False
+            elif [encode_float(x) for x in unpack_floats(blob)] != value:
+                return False
+    return True
 
 
 def _import_comparison(session: Session, fields: dict[str, Any]) -> tuple[int | None, str]:

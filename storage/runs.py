@@ -1,7 +1,6 @@
 """Runs and what they produced: facts snapshot, result samples, telemetry series."""
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
@@ -13,7 +12,7 @@ from sqlalchemy import delete, exists, func, insert, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from storage.errors import NotFound
+from storage.errors import NotFound, StoreError
 from storage.models import FactsSnapshot, Result, Run, RunEvent, Series, pack_floats, unpack_floats, utcnow
 from storage.records import (
     FINAL_STATUSES,
@@ -28,6 +27,7 @@ from storage.records import (
     SeriesInput,
     Spread,
 )
+from storage.run_rules import is_finite_number, result_value_problem, run_times_problem
 from storage.spread import spread_from_json, spread_to_json
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
@@ -99,7 +99,7 @@ _EVENT_KEYS = ("seq", "t", "type")
 
 def _json_safe(value: Any) -> Any:
     """NaN and infinity are not JSON (PostgreSQL refuses them): stored as null."""
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, float) and not is_finite_number(value):
         return None
     if isinstance(value, Mapping):
         return {str(key): _json_safe(item) for key, item in value.items()}
@@ -194,6 +194,9 @@ class RunRepository:
     def set_times(self, run_id: int, started_at: datetime, finished_at: datetime) -> None:
         """When the measured work began and ended, where that is not when the run was created and finished
         (a shared-storage total is stored after its clients' sweep)."""
+        problem = run_times_problem(started_at, finished_at)
+        if problem:
+            raise StoreError(f"run {run_id}: {problem}")
         with self._session() as session:
             run = self._run(session, run_id)
             run.started_at, run.finished_at = started_at, finished_at
@@ -264,6 +267,10 @@ class RunRepository:
             }
             for sample in samples
         ]
+        for row in rows:
+            problem = result_value_problem(row["value"])
+            if problem:
+                raise StoreError(f"run {run_id}: result {row['metric']}: {problem}; nothing was stored")
         with self._session() as session:
             self._run(session, run_id)
             if rows:

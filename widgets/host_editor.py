@@ -46,12 +46,14 @@ def _choice(choices: Sequence[AuthChoice], value: str) -> AuthChoice:
 
 def validate(spec: HostFields, *, taken_names: Collection[str], ssh_aliases: Collection[str],
              reserved_names: Collection[str] = (), auth_choices: Sequence[AuthChoice] = (),
-             tag_problem: Callable[[str], str] | None = None) -> tuple[str, bool]:
+             tag_problem: Callable[[str], str] | None = None,
+             connection_problem: Callable[[str, str, str], str] | None = None) -> tuple[str, bool]:
     """The first problem with the host as ("message", is_error); ("", False) when it is fine.
 
     is_error False means "not filled in yet": shown as a hint, not in red. reserved_names: the
     built-in hosts' names; auth_choices: says which authentication needs a key file; tag_problem: why a
-    tag is not allowed ("" when it is), the same rule the command line applies.
+    tag is not allowed ("" when it is), the same rule the command line applies; connection_problem: why
+    every connection would refuse the address, user or key file (address, user, key path), likewise.
     """
     name = spec.name
     if not name:
@@ -73,6 +75,9 @@ def validate(spec: HostFields, *, taken_names: Collection[str], ssh_aliases: Col
             return "Choose the key file.", False
         if not Path(spec.key_path).expanduser().is_file():
             return f"Key file not found: {spec.key_path}", True
+    problem = connection_problem(spec.address, spec.user, spec.key_path) if connection_problem else ""
+    if problem:
+        return problem[:1].upper() + problem[1:] + ".", True
     if spec.jump and spec.jump == name:
         return "A host cannot be its own jump host.", True
     run_dir = spec.run_dir
@@ -103,6 +108,7 @@ class HostEditor(QDialog):
         reserved_names: Collection[str],
         price: PriceFields | None = None,
         tag_problem: Callable[[str], str] | None = None,
+        connection_problem: Callable[[str, str, str], str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("hostEditor")
@@ -110,6 +116,7 @@ class HostEditor(QDialog):
         self._choices = tuple(auth_choices)
         self._reserved = frozenset(reserved_names)
         self._tag_problem = tag_problem
+        self._connection_problem = connection_problem
         self._aliases = set(ssh_aliases)
         self._taken = set(existing_names) - ({spec.name} if spec else set())
         self.setWindowTitle(f"Edit host {spec.name}" if spec else "Add host")
@@ -250,7 +257,7 @@ class HostEditor(QDialog):
             return self.price_group.problem(), True
         return validate(self.fields(), taken_names=self._taken, ssh_aliases=self._aliases,
                         reserved_names=self._reserved, auth_choices=self._choices,
-                        tag_problem=self._tag_problem)
+                        tag_problem=self._tag_problem, connection_problem=self._connection_problem)
 
     # -- internals -------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import asdict
 
 from app.errors import AppError
+from remote.host_checks import address_problem, ssh_user_problem
 from remote.hostspec import AUTH_METHODS, HostSpec
 from storage.hosts import check_host_name
 from storage.records import HostRecord
@@ -54,6 +55,16 @@ def record_from_spec(spec: HostSpec) -> HostRecord:
     return HostRecord(**asdict(spec))
 
 
+def connection_problem(address: str, user: str, key_path: str) -> str:
+    """Why every later connection would refuse this address, user or key file ("" when none would):
+    the rules those connections apply, for `host add` and the host editor to refuse at once."""
+    problem = (address and address_problem(address)) or (user and ssh_user_problem(user))
+    if not problem and key_path:
+        from remote.connect import key_file_problem  # paramiko loads only when a key is given
+        problem = key_file_problem(key_path)
+    return problem
+
+
 def checked_record(spec: HostSpec, renaming_from: str = "") -> HostRecord:
     """The record to store for spec; raises when the inventory must refuse it.
 
@@ -63,6 +74,9 @@ def checked_record(spec: HostSpec, renaming_from: str = "") -> HostRecord:
     check_host_name(spec.name, renaming_from)
     if spec.auth not in AUTH_METHODS:
         raise AppError(f"host {spec.name}: unknown authentication method {spec.auth!r}")
+    problem = connection_problem(spec.address, spec.user, spec.key_path)
+    if problem:
+        raise AppError(f"host {spec.name}: {problem}")
     for tag in spec.tags:
         problem = tag_problem(tag)
         if problem:

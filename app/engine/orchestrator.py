@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 MIN_INTERVAL, MAX_INTERVAL = 0.5, 10.0
 MONITOR_FACTS_TIMEOUT = 60.0
+# A shared store's server restarting (or its network gone) while a run ends: wait this long before giving up.
+STORE_WAIT_S = 600.0
 
 SampleCallback = Callable[[str, TelemetrySample], None]
 EventCallback = Callable[[str, dict], None]
@@ -271,7 +273,10 @@ def drive_run(workbench: RunServices, run_id: int, request: RunRequest, session:
             if store:
                 if reattached or request.test == MONITOR:
                     _trim_to_run(session, request)
-                store_run(workbench, run_id, request, session, facts, status, error, reattached)
+                # one transaction: a server restarting meanwhile gets all of it when it is back, or none
+                workbench.store.write_when_answering(
+                    lambda: store_run(workbench, run_id, request, session, facts, status, error, reattached),
+                    STORE_WAIT_S, lambda message: session.add_event(workbench_event("warning", message=message)))
         finally:
             session.transport.close()
     return RunOutcome(run_id, session.host, status, error, len(session.samples))
@@ -280,10 +285,13 @@ def drive_run(workbench: RunServices, run_id: int, request: RunRequest, session:
 def _remember_remote_state(workbench: RunServices, run_id: int, session: RunSession) -> None:
     """Where the run lives on its host, stored as soon as it runs there: a later Benchbay can find it."""
     expected = session.expected or 0.0
-    workbench.store.runs.set_remote_state(run_id, RemoteRunState(
+    state = RemoteRunState(
         run_dir=session.run_dir, agent_pid=session.read_agent_pid(), deadline=session.deadline,
         expected_end=session.deadline - session.margin if expected else 0.0, interval=session.interval,
-        boot_id=session.boot_id))
+        boot_id=session.boot_id)
+    workbench.store.write_when_answering(
+        lambda: workbench.store.runs.set_remote_state(run_id, state), STORE_WAIT_S,
+        lambda message: session.add_event(workbench_event("warning", message=message)))
 
 
 def _trim_to_run(session: RunSession, request: RunRequest) -> None:

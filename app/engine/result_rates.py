@@ -8,14 +8,17 @@ of the telemetry event), as the telemetry series count them, so a rate curve ove
 """
 from __future__ import annotations
 
-import math
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.engine.consistency import PhaseSample, consistency_results
 from storage.records import ResultSample, SeriesData
+from storage.run_rules import is_finite_number, result_value_problem
 from storage.spread import spread_of
+
+log = logging.getLogger(__name__)
 
 RATE_SERIES_PREFIX = "rate."
 QUEUE_SERIES = "mail.queue"
@@ -32,8 +35,7 @@ def rate_series_name(metric: str) -> str:
     return RATE_SERIES_PREFIX + metric
 
 
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+_finite = is_finite_number   # the store's rule for every figure, whichever door a run comes in by
 
 
 def _rates(event: Mapping[str, Any]) -> tuple[float, float, list[float]] | None:
@@ -84,6 +86,10 @@ def stored_results(events: Sequence[Mapping[str, Any]], test: str, origin: float
     series: list[SeriesData] = []
     for event in events:
         if event.get("type") != "result" or event.get("seq") is None:
+            continue
+        value = event.get("value")
+        if isinstance(value, float) and result_value_problem(value):
+            log.warning("result %s: %s; not stored", event.get("metric"), result_value_problem(value))
             continue
         sample = _result(event, test)
         rates = _rates(event)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 
 from app.engine.host_prices import host_prices, set_host_price
-from app.engine.hosts_map import tag_problem
+from app.engine.hosts_map import connection_problem, tag_problem
 from app.gui.host_actions import AUTH_CHOICES, FactsFlow
 from app.gui.import_dialog import ImportDialog
 from app.gui.workers import Worker
@@ -61,7 +61,8 @@ class HostInventory:
         editor = HostEditor(existing_names=set(names), ssh_aliases=self._aliases, jump_hosts=names,
                             spec=HostFields(**asdict(spec)) if spec else None, parent=self,
                             auth_choices=AUTH_CHOICES, reserved_names={LOCAL_HOST_NAME},
-                            price=PriceFields(**asdict(price)) if price else None, tag_problem=tag_problem)
+                            price=PriceFields(**asdict(price)) if price else None, tag_problem=tag_problem,
+                            connection_problem=connection_problem)
         editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         editor.accepted.connect(lambda: self._save_host(spec.name if spec else None,
                                                         HostSpec(**asdict(editor.fields())), editor.price()))

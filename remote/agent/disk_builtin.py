@@ -2,14 +2,17 @@
 
 Each worker has its own descriptor and a page-aligned mmap buffer (O_DIRECT needs aligned memory,
 which bytes objects are not): preadv/pwritev into it on 3.7+, lseek + readv/writev on 3.6 (the
-descriptor is the worker's own, so the seek is safe). One worker runs in this thread; more run as
-forked processes sending their figures back over a pipe, because threads contend for the GIL after
-every syscall and fall behind fio at 16 workers (see the report in benchmarks/). Latency: perf_counter
+descriptor is the worker's own, so the seek is safe). One worker runs in this thread; more run in
+forked processes (two per CPU, each running its share of the workers as threads) sending their figures
+back over a pipe: the threads of one process contend for the GIL after every syscall and fall behind fio
+at 16 workers, and a process per worker spends more CPU per I/O than a few threads sharing a lock (see
+the report in benchmarks/). Latency: perf_counter
 around each I/O (write + fdatasync counts as one I/O) into a Histogram; I/Os started in the warm-up
 are not counted.
 """
 import contextlib
 import json
+import math
 import mmap
 import os
 import platform
@@ -20,15 +23,20 @@ import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - List in a type comment
 
 from .common import interval_count, rate_interval, rates
+from .disk_latency import MIN_S as HIST_MIN_S
 from .disk_latency import Histogram
+from .disk_latency import K as HIST_K
 
 ENGINE = "builtin"
 START_DELAY = 0.05       # seconds: all workers start on the same clock tick
 PROGRESS_EVERY = 0.5     # seconds
 STOP_CHECK_EVERY = 64    # I/Os between looks at the stop flag / the parent
-# "processes": several workers are forked (threads lose to fio at 16 workers); "threads" for comparison
-WORKER_MODE = "processes"
+# "mixed": workers spread as threads over a few forked processes (see process_count); "processes": one
+# forked process per worker; "threads": all in this process (for comparison)
+WORKER_MODE = "mixed"
+PROCESSES_PER_CPU = 2    # "mixed": processes per CPU, the workers spread over them as threads
 HAS_PV = hasattr(os, "preadv") and hasattr(os, "pwritev")
+HIST_INV_MIN = 1.0 / HIST_MIN_S
 
 
 def version() -> str:
@@ -72,8 +80,12 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
     rand = job["rw"].startswith("rand")
     fdatasync = writing and job.get("sync") == "fdatasync"
     blocks = max(1, int(job["size"]) // bs)
-    rng = random.Random(seed)
+    # random() is one C call; randrange() is several Python ones, per I/O (blocks < 2**53: uniform enough)
+    rnd = random.Random(seed).random
     hist = Histogram()
+    # the histogram's record() inlined: a method call per I/O costs what fio spends on the whole I/O
+    counts, log, k, last_bucket = hist.counts, math.log, HIST_K, len(hist.counts) - 1
+    total, low, high = 0.0, math.inf, 0.0
     perf = time.perf_counter
     warm_end = t_start + float(job["warmup"])
     end = warm_end + float(job["runtime"])
@@ -81,9 +93,12 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
     first = last = 0.0
     interval, slots = _intervals(job)
     per_interval = [0] * slots   # I/Os completed in each interval of the measured window
+    slot, slot_end = 0, warm_end + interval
     position = (seed % blocks) if not rand else 0
     if not rand and job["workers"] > 1:
         position = (blocks // job["workers"]) * (seed % job["workers"])
+    read = os.preadv if HAS_PV and not writing else None  # novermin - only where HAS_PV
+    write = os.pwritev if HAS_PV and writing else None  # novermin - only where HAS_PV
     try:
         delay = t_start - perf()
         if delay > 0:
@@ -91,16 +106,15 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
         n = 0
         while True:
             if rand:
-                offset = rng.randrange(blocks) * bs
+                offset = int(rnd() * blocks) * bs
             else:
                 offset = position * bs
                 position = position + 1 if position + 1 < blocks else 0
             t0 = perf()
-            if HAS_PV:
-                if writing:
-                    os.pwritev(fd, bufs, offset)  # novermin - only where HAS_PV
-                else:
-                    os.preadv(fd, bufs, offset)  # novermin - only where HAS_PV
+            if read is not None:
+                read(fd, bufs, offset)
+            elif write is not None:
+                write(fd, bufs, offset)
             else:
                 os.lseek(fd, offset, os.SEEK_SET)
                 if writing:
@@ -111,12 +125,24 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
                 os.fdatasync(fd)
             t1 = perf()
             if t0 >= warm_end:
-                hist.record(t1 - t0)
+                took = t1 - t0
+                if took > HIST_MIN_S:
+                    index = int(log(took * HIST_INV_MIN) * k)
+                    counts[index if index < last_bucket else last_bucket] += 1
+                else:
+                    counts[0] += 1
+                total += took
+                if took < low:
+                    low = took
+                if took > high:
+                    high = took
                 if not ios:
                     first = t0
                 ios += 1
                 last = t1
-                slot = int((t1 - warm_end) / interval)
+                while t1 >= slot_end and slot < slots:
+                    slot += 1
+                    slot_end += interval
                 if slot < slots:
                     per_interval[slot] += 1
             if t1 >= end:
@@ -129,6 +155,7 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
     finally:
         os.close(fd)
         buf.close()
+    hist.count, hist.total, hist.min, hist.max = ios, total, low, high
     return {"hist": hist.to_state(), "ios": ios, "bytes": ios * bs, "first": first, "last": last,
             "per_interval": per_interval}
 
@@ -166,7 +193,34 @@ def _run_threads(ctx: Any, job: Dict[str, Any], direct: bool, base_seed: int,
     return [box["out"] for box in boxes]
 
 
-def _fork_worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float) -> Tuple[int, int]:
+def _threads_here(job: Dict[str, Any], direct: bool, seeds: List[int], t_start: float,
+                  parent_gone: Any) -> List[Dict[str, Any]]:
+    """In a forked child: one thread per seed; the first error ends them all."""
+    stop = threading.Event()
+    boxes = [{} for _ in seeds]  # type: List[Dict[str, Any]]
+
+    def should_stop() -> bool:
+        return stop.is_set() or parent_gone()
+
+    def target(box: Dict[str, Any], seed: int) -> None:
+        try:
+            box["out"] = _worker(job, direct, seed, t_start, should_stop)
+        except OSError as exc:
+            box["error"] = "{}: {}".format(type(exc).__name__, exc)
+            stop.set()
+
+    threads = [threading.Thread(target=target, args=(box, seed), daemon=True) for box, seed in zip(boxes, seeds)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    errors = [box["error"] for box in boxes if "error" in box]
+    if errors:
+        return [{"error": errors[0]}]
+    return [box["out"] for box in boxes]
+
+
+def _fork_worker(job: Dict[str, Any], direct: bool, seeds: List[int], t_start: float) -> Tuple[int, int]:
     read_end, write_end = os.pipe()
     parent = os.getpid()
     pid = os.fork()
@@ -177,9 +231,9 @@ def _fork_worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float) -
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             try:
-                out = _worker(job, direct, seed, t_start, lambda: os.getppid() != parent)
+                out = _threads_here(job, direct, seeds, t_start, lambda: os.getppid() != parent)
             except OSError as exc:
-                out = {"error": "{}: {}".format(type(exc).__name__, exc)}
+                out = [{"error": "{}: {}".format(type(exc).__name__, exc)}]
             data = (json.dumps(out) + "\n").encode()
             view = memoryview(data)
             while view:
@@ -190,6 +244,15 @@ def _fork_worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float) -
             os._exit(code)
     os.close(write_end)
     return pid, read_end
+
+
+def process_count(workers: int) -> int:
+    """How many processes carry `workers` workers, each running its share as threads: a process per
+    worker costs more CPU per I/O (each its own interpreter to keep in cache) than sharing a lock by a
+    few threads does, and one process alone is bound by its lock."""
+    if WORKER_MODE == "processes":
+        return workers
+    return max(1, min(workers, PROCESSES_PER_CPU * max(os.cpu_count() or 1, 2)))
 
 
 def _read_all(fd: int) -> bytes:
@@ -228,13 +291,15 @@ def run_job(job: Dict[str, Any], ctx: Any = None, direct: Optional[bool] = None)
         mode = "thread" if workers == 1 else "threads"
         outs = _run_threads(ctx, job, direct, base_seed, t_start)
     else:
-        mode = "processes"
+        count = process_count(workers)
+        mode = "processes" if count == workers else "threads in {} processes".format(count)
         children = []  # type: List[Tuple[int, int]]
         raws = []  # type: List[bytes]
         finished = False
         try:
-            for i in range(workers):
-                children.append(_fork_worker(job, direct, base_seed + i, t_start))
+            for i in range(count):
+                children.append(_fork_worker(job, direct, [base_seed + w for w in range(i, workers, count)],
+                                             t_start))
             _wait(ctx, job, t_start, lambda: all(_exited(pid) for pid, _ in children))
             finished = True
         finally:
@@ -248,10 +313,10 @@ def run_job(job: Dict[str, Any], ctx: Any = None, direct: Optional[bool] = None)
         for raw in raws:
             if not raw:
                 raise OSError("a disk worker died without a result")
-            out = json.loads(raw.decode())
-            if "error" in out:
-                raise OSError(out["error"])
-            outs.append(out)
+            for out in json.loads(raw.decode()):
+                if "error" in out:
+                    raise OSError(out["error"])
+                outs.append(out)
     return _combine(job, outs, direct, describe(job, direct, mode), wall_start)
 
 

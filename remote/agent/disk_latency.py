@@ -10,6 +10,7 @@ MIN_S = 1e-6
 MAX_S = 100.0
 RATIO = 1.019  # the geometric middle of a bucket is within sqrt(1.019)-1 = 0.95 % of anything in it
 _K = 1.0 / math.log(RATIO)
+K = _K   # a latency's bucket: int(log(seconds / MIN_S) * K), for loops that inline record()
 BUCKETS = int(math.log(MAX_S / MIN_S) * _K) + 1
 PERCENTILES = (50.0, 95.0, 99.0, 99.9)
 

@@ -132,3 +132,23 @@ def test_edit_keeps_its_own_name_and_unknown_fields(qtbot):
     set_auth(dialog, AUTH_AUTO)
     dialog.name_edit.setText("db3")
     assert entered(dialog).keyring is False   # no keyring password for a host that uses keys
+
+
+@pytest.mark.parametrize("field, text, hint_part", [
+    ("address_edit", "root@db2", "Address 'root@db2' holds a user: give the user on its own"),
+    ("address_edit", "999.1.1.1", "is not an IPv4 address"),
+    ("user_edit", "root;id", "User name 'root;id' contains invalid characters (ssh refuses it too)"),
+])
+def test_what_connections_refuse_keeps_ok_disabled(qtbot, field: str, text: str, hint_part: str) -> None:
+    """The window hands in the rules `host add` uses: the editor refuses what every connection would."""
+    from app.engine.hosts_map import connection_problem
+    dialog = open_editor(existing_names={"local"}, connection_problem=connection_problem)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.keyClicks(dialog.name_edit, "db2")
+    qtbot.keyClicks(dialog.address_edit, "10.0.0.2")
+    assert dialog.ok_button.isEnabled()
+    getattr(dialog, field).clear()
+    qtbot.keyClicks(getattr(dialog, field), text)
+    assert not dialog.ok_button.isEnabled()
+    assert hint_part in dialog.hint.text()

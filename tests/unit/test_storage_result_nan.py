@@ -1,4 +1,5 @@
-"""A NaN result (a metric that could not be computed) is stored, shown, exported and imported back, and
+"""A NaN result (a metric that could not be computed) is stored, shown, exported and imported back (an
+infinite one is refused: no measurement is infinite), and
 the 0006 upgrade that allows it keeps every row of an existing store."""
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import io
 import math
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from storage.db import open_store
 from storage.engine import make_engine
+from storage.errors import StoreError
 from storage.records import ResultSample
 from storage.run_exchange import export_runs, import_file, write_runs
 from tests.unit.test_storage_migrate import schema_diff
@@ -26,13 +29,14 @@ def check_nan_round_trip(url: str, other_url: str) -> None:
     other = open_store(other_url)
     try:
         run_id = store.runs.create("db1", "disk", {})
+        with pytest.raises(StoreError, match="result iops: the value inf is not a measurement"):
+            store.runs.add_results(run_id, [ResultSample("randread", "iops", math.inf, "op/s", {})])
         store.runs.add_results(run_id, [ResultSample("randread", "lat_p99", math.nan, "s", {}),
-                                        ResultSample("randread", "iops", math.inf, "op/s", {}),
                                         ResultSample("randread", "MB/s", 12.5, "MB/s", {})])
         store.runs.finish(run_id, "done")
         values = [r.value for r in store.runs.get(run_id).results]
-        assert math.isnan(values[0]) and values[1:] == [math.inf, 12.5]
-        assert [r["value"] for r in export_runs(store, [run_id])["runs"][0]["results"]] == ["NaN", "Infinity", 12.5]
+        assert math.isnan(values[0]) and values[1:] == [12.5]
+        assert [r["value"] for r in export_runs(store, [run_id])["runs"][0]["results"]] == ["NaN", 12.5]
 
         out = io.StringIO()
         write_runs(store, [run_id], out)
