@@ -360,7 +360,8 @@ def load_inputs(source: RunSource, run_ids: Iterable[int]) -> list[RunInput]:
     noise: dict[tuple[str, str], dict[str, float]] = {}
     for run_id in run_ids:
         detail = source.run_detail(run_id)
-        if not detail.run.repeat_group and (detail.run.host_name, detail.run.test) not in noise:
+        # also for a run of a repeat group: compared without the rest of its group it is a single run
+        if (detail.run.host_name, detail.run.test) not in noise:
             noise[(detail.run.host_name, detail.run.test)] = host_noise(source, detail.run.host_name, detail.run.test)
         facts = detail.facts
         if facts is None:
@@ -368,8 +369,7 @@ def load_inputs(source: RunSource, run_ids: Iterable[int]) -> list[RunInput]:
         events = source.run_events(run_id)
         out.append(RunInput(detail.run, facts, list(detail.results), warning_messages(events),
                             until_stable_missed=until_stable_missed(events),
-                            host_noise={} if detail.run.repeat_group else
-                            noise[(detail.run.host_name, detail.run.test)]))
+                            host_noise=noise[(detail.run.host_name, detail.run.test)]))
     prices = host_prices(source, [run.record.host_name for run in out])
     return [replace(run, price=prices.get(run.record.host_name)) for run in out]
 

@@ -328,3 +328,21 @@ def test_one_server_alone_is_said_with_its_figure_not_as_a_leader() -> None:
     assert comparison.winners() == ["CPU all cores: 20.4 ops/s on local."]
     cell = comparison.rows[0].cells["cpu:multi"]
     assert cell.verdict == "" and not cell.best and cell.kind == "reference"
+
+
+def test_one_run_of_a_repeat_group_compared_alone_is_judged_with_its_groups_spread(workbench) -> None:
+    from app.compare.model import load_inputs
+
+    store = workbench.store
+    ids: dict[str, list[int]] = {}
+    # two identical hosts whose runs wander far more than the CPU floor, each repeated three times
+    for host, values, group in (("twin-a", (10.0, 25.0, 6.0), "ab" * 16), ("twin-b", (20.0, 9.0, 30.0), "cd" * 16)):
+        for index, value in enumerate(values, start=1):
+            run = store.runs.create(host, "cpu", {})
+            store.runs.add_results(run, cpu(value, None))
+            store.runs.finish(run, "done")
+            store.runs.set_repeat(run, group, index)
+            ids.setdefault(host, []).append(run)
+    # one run of each group on its own: a 2x gap between them is within how far those hosts' runs land
+    cell = build(load_inputs(workbench, [ids["twin-a"][0], ids["twin-b"][0]])).rows[0].cells["cpu:multi"]
+    assert cell.kind == CANT_TELL
