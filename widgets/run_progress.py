@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.run_data import RunEnd, RunState
-from widgets.run_estimate import RunEstimate
+from widgets.run_estimate import BEFORE_END, RunEstimate
 
 CONNECTING, RUNNING, RECONNECTING = RunState.CONNECTING, RunState.RUNNING, RunState.RECONNECTING
 DONE, FAILED, CANCELLED = RunState.DONE, RunState.FAILED, RunState.CANCELLED
@@ -34,7 +34,8 @@ _COLOURS = {FAILED: "#c0392b", CANCELLED: "#8a6d1f", RECONNECTING: "#b7791f", DO
 _WORDS = {CONNECTING: "connecting…", RUNNING: "running", RECONNECTING: "reconnecting…", DONE: "done",
           CANCELLED: "cancelled", FAILED: "failed"}
 # column widths in px: fixed, so the buttons at the end of a row never move
-HOST_W, PHASE_W, BAR_W, TIME_W, STATUS_W = 120, 190, 200, 90, 220
+HOST_W, PHASE_W, BAR_W, TIME_W, STATUS_W = 150, 180, 180, 90, 250
+MIN_GROUP = 3          # "until stable" runs at least this many times (the engine's MIN_REPEATS)
 MAX_ROWS_SHOWN = 8     # more hosts scroll: the graphs below keep the window's height
 HEADERS = ("Host", "Phase", "Progress", "Time left", "Status")
 
@@ -76,6 +77,11 @@ class ProgressRow:
         self.note = ""          # what happens before the test connects (its monitor stops first)
         self.phase = ""
         self.run_id: int | None = None
+        # a repeated test: (this run's index, how many; None while "until stable" decides) and the
+        # highest fraction shown so far, so the group's one bar never goes back
+        self.group: tuple[int, int | None] | None = None
+        self.shown_fraction = 0.0
+        self.over = False   # the outcome came: the whole group is over
         self.host_label = ElidedLabel(HOST_W)
         self.host_label.setStyleSheet("font-weight: bold;")
         self.host_label.set_full_text(host)
@@ -103,7 +109,29 @@ class ProgressRow:
 
     @property
     def fraction(self) -> float | None:
-        return self.estimate.fraction()
+        run = self.estimate.fraction()
+        if self.group is None:
+            return run
+        index, of = self.group
+        # until stable: at least MIN_GROUP runs; the bar waits below 100 % while more are needed
+        total = of if of else max(index, MIN_GROUP)
+        part = (index - 1 + (run or 0.0)) / total
+        # until stable may add a run after any: only the outcome says the group is over
+        if not self.over and (self.state not in FINAL or index < total or of is None):
+            part = min(part, BEFORE_END)
+        self.shown_fraction = max(self.shown_fraction, part)
+        return self.shown_fraction
+
+    def start_repeat(self, index: int, of: int | None) -> None:
+        """The next run of the group begins in this row: the bar goes on from where it is."""
+        if self.group is not None:   # the run that just ended counts whole
+            self.shown_fraction = max(self.shown_fraction, min(self.group[0] / (self.group[1] or max(
+                self.group[0], MIN_GROUP)), BEFORE_END))
+        self.group = (index, of)
+        self.over = False
+        self.estimate, self.state, self.reason, self.phase = RunEstimate(self.expected), CONNECTING, "", ""
+        count = f" of {of}" if of else ""
+        self.host_label.set_full_text(f"{self.host} · run {index}{count}", f"{self.host}: run {index}{count}")
 
     def time_left(self) -> str:
         """What is left ("~" when part of it is a guess); nothing once the run is over."""
@@ -163,6 +191,10 @@ def overall_line(rows: list[ProgressRow]) -> str:
             counts[word] = counts.get(word, 0) + 1
         states = f"{len(rows)} hosts: " + " · ".join(f"{count} {word}" for word, count in counts.items())
     return f"{head} — {states}"
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 class RunProgress(QWidget):
@@ -302,10 +334,9 @@ class RunProgress(QWidget):
 
     def add_event(self, host: str, event: dict) -> None:
         row = self.rows.get(host)
-        if row is not None and event.get("type") == "repeat":   # the next run of a repeated test starts afresh
-            row.estimate, row.state, row.reason, row.phase = RunEstimate(row.expected), CONNECTING, "", ""
-            count = "" if event.get("until_stable") else f" of {event.get('of')}"
-            row.host_label.set_full_text(f"{host} · run {event.get('index')}{count}")
+        if row is not None and event.get("type") == "repeat":   # the next run of the group, in the same row
+            of = None if event.get("until_stable") else _count(event.get("of"))
+            row.start_repeat(_count(event.get("index")) or 1, of)
             row.refresh()
             self._update()
             return
@@ -337,6 +368,7 @@ class RunProgress(QWidget):
     def set_outcome(self, host: str, status: str, reason: str = "", run_id: int | None = None) -> None:
         """The run is over (stored as run_id) or never started (status "failed" with the reason)."""
         row = self.rows.get(host) or self.add_host(host)
+        row.over = True
         row.state = RunState(status) if status in FINAL else FAILED
         row.estimate.finish(str(row.state))
         row.run_id = run_id

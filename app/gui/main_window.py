@@ -10,12 +10,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPoint, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
+    QFrame,
     QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QToolBar,
@@ -91,10 +93,17 @@ class MainWindow(QMainWindow, HostInventory):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([270, 970])
         splitter.setChildrenCollapsible(False)
-        self.setCentralWidget(splitter)
+        self.splitter = splitter
+        # on a small screen (1280x720 at 200 %) the window still fits: what does not fit scrolls, uncut
+        page = QScrollArea()
+        page.setObjectName("windowPage")
+        page.setFrameShape(QFrame.Shape.NoFrame)
+        page.setWidgetResizable(True)
+        page.setWidget(splitter)
+        self.setCentralWidget(page)
 
         self._make_actions()
-        self.live = LiveFeatures(self, self.toolbar)    # Monitor, Live and Graphs tabs, Open graphs/Replay
+        self.live = LiveFeatures(self, self.tests_toolbar)    # Monitor, Live and Graphs tabs, Open graphs/Replay
         self.tabs.addTab(self.live.runs_pane, "Runs")
         self.live.add_tabs()
         self.compare = CompareTab(workbench, self.pool, self)
@@ -180,6 +189,30 @@ class MainWindow(QMainWindow, HostInventory):
         toolbar.addAction(self.refresh_action)
         self.addToolBar(toolbar)
         self.toolbar = toolbar
+        # the tests' actions: beside the hosts' when both fit, on a row of their own when not (200 %)
+        tests = QToolBar("Tests")
+        tests.setObjectName("testsToolbar")
+        tests.setMovable(False)
+        tests.setIconSize(QSize(16, 16))
+        tests.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.addToolBar(tests)
+        self.tests_toolbar = tests
+        self._toolbars_broken = False
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._wrap_toolbars()
+
+    def _wrap_toolbars(self) -> None:
+        """Put the tests' toolbar on a second row when one row would hide actions behind a » button."""
+        needed = self.toolbar.sizeHint().width() + self.tests_toolbar.sizeHint().width()
+        wrap = needed > self.width()
+        if wrap != self._toolbars_broken:
+            self._toolbars_broken = wrap
+            if wrap:
+                self.insertToolBarBreak(self.tests_toolbar)
+            else:
+                self.removeToolBarBreak(self.tests_toolbar)
 
     # -- background jobs -------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import pyqtgraph as pg
 import pytest
 
 from app.gui.run_controller import load_run_results
@@ -62,8 +63,13 @@ def test_disk_results_table_charts_and_sweep(qtbot, workbench):
     # one latency chart per main job, none for the sweep's jobs
     assert list(view.latency_plots) == ["randread_4k", "syncwrite_4k"]
     bars = [i for i in view.latency_plots["randread_4k"].getPlotItem().items if hasattr(i, "opts")
-            and "height" in i.opts]
-    assert list(bars[0].opts["height"]) == [0.112, 0.098, 0.21, 0.48, 1.9]
+            and "y1" in i.opts]
+    # a log scale: each bar's top is log10 of its percentile, and each bar is labelled with its value
+    drawn = [10 ** top for top in bars[0].opts["y1"]]
+    assert [round(v, 9) for v in drawn] == [0.112, 0.098, 0.21, 0.48, 1.9]
+    texts = [i.textItem.toPlainText() for i in view.latency_plots["randread_4k"].getPlotItem().items
+             if isinstance(i, pg.TextItem)]
+    assert texts == ["0.112", "0.098", "0.21", "0.48", "1.9"]
     # the sweep: IOPS against log2(workers), flat after 4 workers
     assert view.sweep_data == ([1, 4, 16], [8900.0, 30100.0, 31000.0])
     x, y = view.sweep_curve.getData()
