@@ -36,6 +36,8 @@ class Settings:
     command_timeout: float = 120.0     # seconds for one agent call such as gathering facts
     ssh_config: str = "~/.ssh/config"
     user_known_hosts: str = "~/.ssh/known_hosts"
+    report_customer: str = ""          # the PDF export's last Customer / project and Author, offered again
+    report_author: str = ""
 
     @classmethod
     def load(cls, home: Path) -> Settings:

@@ -9,8 +9,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QPoint, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
+from PySide6.QtCore import QPoint, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -35,7 +35,7 @@ from app.gui.import_dialog import ImportDialog
 from app.gui.live_tab import LiveFeatures
 from app.gui.run_reattach import RunReattacher
 from app.gui.window_menus import RunsMenuActions, host_menu, popup, runs_menu
-from app.gui.window_state import fit_default_size, restore_window, save_window
+from app.gui.window_state import fit_default_size, keep_inside_screen, restore_window, save_window
 from app.gui.workers import Worker, WorkerPool
 from remote.hostspec import LOCAL_HOST_NAME, HostSpec
 from widgets.facts_view import FactsView
@@ -198,6 +198,11 @@ class MainWindow(QMainWindow, HostInventory):
         self.addToolBar(tests)
         self.tests_toolbar = tests
         self._toolbars_broken = False
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not event.spontaneous():   # the frame is known a moment after the first show
+            QTimer.singleShot(0, lambda: keep_inside_screen(self))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

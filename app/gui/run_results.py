@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QSize
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from app.engine.orchestrator import RunOutcome
@@ -21,7 +21,9 @@ from app.workbench import Workbench
 from storage.records import ResultSample, RunRecord, RunStatus
 from widgets.results_data import TableData
 from widgets.results_view import ResultsView
+from widgets.screen_fit import fit_to_screen
 
+RESULTS_SIZE = QSize(1200, 860)
 MAX_TABS = 12   # the oldest runs' tabs go first
 
 
@@ -57,7 +59,7 @@ class RunResultsWindow(QDialog):
         super().__init__(parent)
         self.setObjectName("runResultsWindow")
         self.setWindowTitle("Test results")
-        self.resize(960, 600)
+        fit_to_screen(self, RESULTS_SIZE)   # wide enough for a disk run's table without sideways scrolling
         self.tabs = QTabWidget()
         self.tabs.setObjectName("runResultsTabs")
         self.tabs.setDocumentMode(True)
