@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 RUNS_SHOWN = 500
+FACTS = "facts"   # a facts gathering is stored as a run, but it is no test: the Runs tab leaves it out
 CLOSE_WAIT_MS = 15_000   # a connect in progress is bounded by its own timeout; do not hang longer
 
 
@@ -166,7 +167,7 @@ class MainWindow(QMainWindow, HostInventory):
         self.import_action = action("Import from ~/.ssh/config…", self.import_hosts,
                                     "Add hosts that ~/.ssh/config already describes")
         self.gather_action = action("Gather facts", self.gather_facts,
-                                    "Connect to the selected host and collect its hardware and software facts "
+                                    "Connect to the selected hosts and collect their hardware and software facts "
                                     "(Ctrl+G)", "Ctrl+G")
         # F5 is Refresh alone: bound twice, Qt would run neither ("Ambiguous shortcut overload")
         self.refresh_action = action("Refresh", self.refresh, "Reload hosts and runs (F5)",
@@ -247,7 +248,7 @@ class MainWindow(QMainWindow, HostInventory):
         bench = self.bench
 
         def load() -> tuple[list[HostSpec], list, list[str]]:
-            return bench.list_hosts(), bench.list_runs(limit=RUNS_SHOWN), bench.ssh_config_aliases()
+            return bench.list_hosts(), bench.list_runs(limit=RUNS_SHOWN, exclude_test=FACTS), bench.ssh_config_aliases()
 
         # facts may have been gathered elsewhere (the CLI): look them up again
         self._facts.clear()
@@ -281,7 +282,8 @@ class MainWindow(QMainWindow, HostInventory):
         if self._closing:
             return   # a monitor stored while the window closes: nobody will look
         bench = self.bench
-        self.run_job(lambda: bench.list_runs(limit=RUNS_SHOWN), on_done=self._on_runs, what="Loading runs")
+        self.run_job(lambda: bench.list_runs(limit=RUNS_SHOWN, exclude_test=FACTS), on_done=self._on_runs,
+                     what="Loading runs")
 
     def _on_runs(self, runs: list) -> None:
         self.runs_table.set_runs(runs)
@@ -300,12 +302,13 @@ class MainWindow(QMainWindow, HostInventory):
     # -- facts -----------------------------------------------------------------------------------
 
     def gather_facts(self, name: str | None = None) -> bool:
-        name = name or self.host_list.current_host()
-        if not name:
-            return False
-        started = self.flow.gather(name)
+        """Gather the facts of `name`, else of every selected host (each in its own worker)."""
+        names = [name] if name else self.host_list.selected_hosts()
+        started = [host for host in names if self.flow.gather(host)]
+        if len(started) > 1:
+            self.show_status(f"Gathering facts of {len(started)} hosts: {', '.join(started)}")
         self._update_actions()
-        return started
+        return bool(started)
 
     def _on_host_state(self, name: str, status: str, message: str) -> None:
         self.host_list.set_status(name, status, message)
@@ -364,7 +367,8 @@ class MainWindow(QMainWindow, HostInventory):
         busy = bool(name) and self.flow.is_busy(name)
         self.edit_action.setEnabled(editable and not busy)
         self.remove_action.setEnabled(editable and not busy)
-        self.gather_action.setEnabled(bool(name) and not busy)
+        selected = self.host_list.selected_hosts() if hasattr(self, "host_list") else []
+        self.gather_action.setEnabled(any(not self.flow.is_busy(host) for host in selected))
         if hasattr(self, "live"):
             self.live.monitor_action.setEnabled(bool(self.host_list.selected_hosts()))
 
