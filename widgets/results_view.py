@@ -29,6 +29,7 @@ from widgets.mail_charts import MailCharts
 from widgets.plot_items import small_plot
 from widgets.results_data import Align, BarChart, CellData, Highlight, ResultsPage, SweepData, TableData
 from widgets.run_data import RunState
+from widgets.screen_fit import WrappingPage
 
 BAR = "#2f6db5"
 HIGHLIGHTS = {Highlight.CAUTION: QColor("#f6e3b4")}   # cached I/O: pale amber, like the warnings
@@ -131,7 +132,7 @@ class ResultsView(QWidget):
         self.sweep_note.setStyleSheet(f"color: {MUTED};")
         self.sweep_data: tuple[list[int], list[float]] = ([], [])
         self.mail_charts = MailCharts()
-        body = QWidget()
+        body = WrappingPage()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
         # the figures first; how steady they were (several dense lines) after the charts

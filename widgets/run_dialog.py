@@ -288,6 +288,7 @@ class RunDialog(QDialog):
         inner = body.sizeHint()
         wanted = QSize(max(inner.width(), PROGRESS_WIDTH) + 40, inner.height() + PROGRESS_ROOM
                        + buttons.sizeHint().height() + 40)
+        self.wanted_size = wanted
         fit_to_screen(self, wanted)
 
     # -- the form --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QAbstractButton, QMainWindow, QSplitter
 STATE_FILE = "window.ini"
 REMEMBERED = "remembered"   # the property that marks a checkable button whose state is kept
 DEFAULT_SIZE = (1240, 780)
+FRAME_SIDES = 8
 TITLE_BAR = 40   # the window manager's frame is added to the size asked for: leave it room
 
 
@@ -39,17 +40,21 @@ def fit_default_size(window: QMainWindow, free: QRect | None = None) -> None:
     if free is None and screen is not None and QGuiApplication.platformName() != "offscreen":
         free = screen.availableGeometry()
     if free is not None:
-        width, height = min(width, free.width()), min(height, free.height() - TITLE_BAR)
+        width, height = min(width, free.width() - FRAME_SIDES), min(height, free.height() - TITLE_BAR)
         window.move(free.topLeft())
     window.resize(width, height)
 
 
-def keep_inside_screen(window: QMainWindow) -> None:
+def keep_inside_screen(window: QMainWindow, free: QRect | None = None) -> None:
     """Once shown (the frame is known): shrink and move a window whose frame runs off its screen."""
     screen = window.screen()
-    if screen is None or window.isMaximized() or window.isFullScreen():
+    offscreen = QGuiApplication.platformName() == "offscreen"   # a made-up screen, as in fit_default_size
+    if free is None and (screen is None or offscreen):
         return
-    free, frame = screen.availableGeometry(), window.frameGeometry()
+    if window.isMaximized() or window.isFullScreen():
+        return
+    free = free if free is not None else screen.availableGeometry()
+    frame = window.frameGeometry()
     extra_w, extra_h = frame.width() - window.width(), frame.height() - window.height()
     if frame.width() > free.width() or frame.height() > free.height():
         window.resize(min(window.width(), free.width() - extra_w), min(window.height(), free.height() - extra_h))
