@@ -140,7 +140,7 @@ class MainWindow(QMainWindow, HostInventory):
         self.reattacher.message.connect(self.show_status)
         self.reattacher.stored.connect(lambda _outcome: self.reload_runs())
         self.reattacher.start()
-        restore_window(self, workbench.home)
+        self.geometry_restored = restore_window(self, workbench.home)
 
     # -- set-up ----------------------------------------------------------------------------------
 

@@ -84,3 +84,41 @@ def test_excepthook_shows_the_crash_dialog(qtbot, monkeypatch, capsys):
         show_crash(type(exc), exc, exc.__traceback__)
     assert len(shown) == 1 and "RuntimeError: unexpected" in shown[0]
     assert "RuntimeError: unexpected" in capsys.readouterr().err
+
+
+def test_the_window_shows_before_the_store_opens_and_the_main_window_takes_its_place(qapp, tmp_path, monkeypatch):
+    import signal
+    import threading
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.workbench import Workbench
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)   # run_gui installs its crash dialog
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    seen: dict[str, object] = {}
+
+    def factory() -> Workbench:
+        # the store opens in a thread while the start window is already on the screen
+        seen["thread"] = threading.current_thread() is threading.main_thread()
+        seen["start_shown"] = [type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible()]
+        return Workbench(home=tmp_path / "home", db_url=f"sqlite:///{tmp_path / 'store.sqlite3'}")
+
+    def poll() -> None:
+        shown = [type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible()]
+        if "MainWindow" in shown:
+            seen["after"] = shown
+            QApplication.instance().quit()
+        else:
+            QTimer.singleShot(20, poll)
+
+    QTimer.singleShot(0, poll)
+    try:
+        assert application.run_gui(factory) == 0
+    finally:
+        qapp.setStyleSheet("")
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert seen["thread"] is False and "StartWindow" in seen["start_shown"]
+    assert seen["after"] == ["MainWindow"]   # the start window gave way
