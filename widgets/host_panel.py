@@ -49,6 +49,9 @@ class ElidedLabel(QLabel):
         painter.drawText(self.contentsRect(), int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), text)
 
 
+PLOT_MIN_HEIGHT = 170   # a plot area of ~100 px under the title and marker strip; the grid scrolls below that
+
+
 class Caption(QLabel):
     """A small wrapped note that does not make its layout height-for-width (which would stop a
     QScrollArea from fitting the graphs into the window)."""
@@ -153,21 +156,17 @@ class HostPanel(QWidget):
             # every chart has its time axis: with two hosts side by side the top ones are far from the bottom
             plot = LivePlot(title, group=group, y_range=y_range, y_min_top=min_top,
                             legend=len(curves) > 1 or key == "cpu", short_title=short)
-            plot.setMinimumHeight(120)
+            plot.setMinimumHeight(PLOT_MIN_HEIGHT)
             for curve_key, name, buffer_key, role in curves:
                 plot.add_curve(curve_key, name, self._colour_of(role, plot), series.buffer(buffer_key))
             if key == "cpu":
                 plot.add_stack([(k, k, CPU_COLOURS[k]) for k in CPU_STACK],
                                [series.host[f"stack.{k}"] for k in CPU_STACK])
             self.plots[key] = plot
-            row = index // 2 + (1 if index >= 2 else 0)   # the %util caption takes the row under the first
+            row = index // 2
             grid.addWidget(plot, row, index % 2)
             grid.setRowStretch(row, 1)
-        self.plots["util"].setToolTip(UTIL_HINT)
-        self.util_caption = Caption(UTIL_HINT)
-        self.util_caption.setObjectName("utilHint")
-        self.util_caption.setToolTip(UTIL_HINT)
-        grid.addWidget(self.util_caption, 1, 0, 1, 2)
+        # what %util means is said once above all hosts (Dashboard.util_note), not per host nor over the chart
         self.update_devices()
         self.update_netfs()
 

@@ -223,14 +223,17 @@ class ResultsView(QWidget):
             plot = themed(small_plot(chart.title), chart.title, self)
             values = list(chart.heights)
             # a log scale: p99.9 is often 10-100x the median, and a linear bar would flatten the rest
-            positive = [v for v in values if v > 0] or [1.0]
+            # a percentile the engine did not report comes as 0: no bar, and "—" where it would be
+            positive = [v for v in values if v > 0 and math.isfinite(v)] or [1.0]
             base = math.floor(math.log10(min(positive)))
             top = math.log10(max(positive))
-            tops = [math.log10(v) if v > 0 else base for v in values]
+            tops = [math.log10(v) if v > 0 and math.isfinite(v) else base for v in values]
             plot.addItem(pg.BarGraphItem(x=list(range(len(values))), y0=base, y1=tops, width=0.6, brush=BAR,
                                          pen=pg.mkPen(None)))
             for x, (value, y) in enumerate(zip(values, tops, strict=True)):
-                label = pg.TextItem(_ms(value), color=theme.ink, anchor=(0.5, 1.0))
+                measured = value > 0 and math.isfinite(value)
+                label = pg.TextItem(_ms(value) if measured else "—", color=theme.ink if measured else theme.muted,
+                                    anchor=(0.5, 1.0))
                 label.setPos(x, y)
                 plot.addItem(label)
             decades = range(base, math.ceil(top + 0.35) + 1)

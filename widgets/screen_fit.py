@@ -34,7 +34,8 @@ def fit_to_screen(widget: QWidget, wanted: QSize, free: QRect | None = None) -> 
         # the minimum must not be larger than the screen either (a layout's minimum wins over resize)
         widget.setMinimumSize(widget.minimumSize().boundedTo(free.size() - frame))
     widget.resize(size)
-    if free is not None and widget.isWindow() and not free.isEmpty():
+    # a window not shown yet is placed by Qt when it shows (a dialog over its parent): not moved here
+    if free is not None and widget.isWindow() and widget.isVisible() and not free.isEmpty():
         geometry = widget.frameGeometry()
         x = min(max(geometry.x(), free.x()), free.right() - min(geometry.width(), free.width()) + 1)
         y = min(max(geometry.y(), free.y()), free.bottom() - min(geometry.height(), free.height()) + 1)
