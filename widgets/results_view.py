@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.chart_theme import chart_colours
+from widgets.hover_readout import HoverReadout
 from widgets.live_plot import MUTED
 from widgets.mail_charts import MailCharts
 from widgets.plot_items import small_plot
@@ -125,7 +126,10 @@ class ResultsView(QWidget):
         self.sweep_plot = themed(small_plot("Concurrency sweep: IOPS vs workers", 240),
                                  "Concurrency sweep: IOPS vs workers", self)
         self.sweep_curve = self.sweep_plot.plot([], [], pen=pg.mkPen(BAR, width=2), symbol="o", symbolSize=7,
-                                                symbolBrush=BAR, symbolPen=None)
+                                                symbolBrush=BAR, symbolPen=None, name="IOPS")
+        # hover: the worker count and the IOPS under the pointer, in the title line
+        self.sweep_readout = HoverReadout(self.sweep_plot, lambda: "Concurrency sweep: IOPS vs workers",
+                                          lambda x: f"{round(2 ** x)} workers")
         self.sweep_plot.getPlotItem().setLabel("bottom", "workers (log₂)")
         self.sweep_plot.getPlotItem().setLabel("left", "IOPS")
         self.sweep_note = QLabel("")
