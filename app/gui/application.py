@@ -125,6 +125,8 @@ def run_gui(workbench_factory: Callable[[], object], argv: list[str] | None = No
         window = state.get("window")
         if window is not None:
             window.shutdown()
+            window.close()          # its timers (live charts, clocks) stop with it
+            window.deleteLater()
         workbench = state.get("workbench")
         close = getattr(workbench, "close", None)
         if close is not None:
