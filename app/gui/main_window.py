@@ -177,28 +177,28 @@ class MainWindow(QMainWindow, HostInventory):
         self.gather_action.setObjectName("gatherAction")
         self.refresh_action.setObjectName("refreshAction")
 
-        toolbar = QToolBar("Hosts")
-        toolbar.setObjectName("mainToolbar")
-        toolbar.setMovable(False)
-        toolbar.setIconSize(QSize(16, 16))
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        def bar(title: str, name: str) -> QToolBar:
+            made = QToolBar(title)
+            made.setObjectName(name)
+            made.setMovable(False)
+            made.setIconSize(QSize(16, 16))
+            made.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            self.addToolBar(made)
+            return made
+
+        # three toolbars side by side while they fit, else on rows of their own: none hides an action
+        # behind a » button (at 200 % on a small screen)
+        toolbar = bar("Hosts", "mainToolbar")
         for act in (self.add_action, self.edit_action, self.remove_action, self.import_action):
             toolbar.addAction(act)
-        toolbar.addSeparator()
-        toolbar.addAction(self.gather_action)
-        toolbar.addSeparator()
-        toolbar.addAction(self.refresh_action)
-        self.addToolBar(toolbar)
+        self.facts_toolbar = bar("Facts", "factsToolbar")
+        self.facts_toolbar.addAction(self.gather_action)
+        self.facts_toolbar.addSeparator()
+        self.facts_toolbar.addAction(self.refresh_action)
         self.toolbar = toolbar
-        # the tests' actions: beside the hosts' when both fit, on a row of their own when not (200 %)
-        tests = QToolBar("Tests")
-        tests.setObjectName("testsToolbar")
-        tests.setMovable(False)
-        tests.setIconSize(QSize(16, 16))
-        tests.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.addToolBar(tests)
-        self.tests_toolbar = tests
-        self._toolbars_broken = False
+        # the tests' actions (LiveFeatures adds them)
+        self.tests_toolbar = bar("Tests", "testsToolbar")
+        self._toolbar_breaks: set[str] = set()
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -210,15 +210,22 @@ class MainWindow(QMainWindow, HostInventory):
         self._wrap_toolbars()
 
     def _wrap_toolbars(self) -> None:
-        """Put the tests' toolbar on a second row when one row would hide actions behind a » button."""
-        needed = self.toolbar.sizeHint().width() + self.tests_toolbar.sizeHint().width()
-        wrap = needed > self.width()
-        if wrap != self._toolbars_broken:
-            self._toolbars_broken = wrap
-            if wrap:
-                self.insertToolBarBreak(self.tests_toolbar)
-            else:
-                self.removeToolBarBreak(self.tests_toolbar)
+        """A toolbar goes on a new row when the row it would join has no room for it."""
+        room, used, breaks = self.width(), 0, set()
+        for bar in (self.toolbar, self.facts_toolbar, self.tests_toolbar):
+            width = bar.sizeHint().width()
+            if used and used + width > room:
+                breaks.add(bar.objectName())
+                used = 0
+            used += width
+        if breaks == self._toolbar_breaks:
+            return
+        for bar in (self.facts_toolbar, self.tests_toolbar):
+            if bar.objectName() in self._toolbar_breaks:
+                self.removeToolBarBreak(bar)
+            if bar.objectName() in breaks:
+                self.insertToolBarBreak(bar)
+        self._toolbar_breaks = breaks
 
     # -- background jobs -------------------------------------------------------------------------
 

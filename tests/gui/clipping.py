@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QStyle,
     QStyleOptionButton,
+    QToolBar,
     QToolButton,
     QWidget,
 )
@@ -77,6 +78,21 @@ def cut_off_texts(top: QWidget) -> list[str]:
             if problem:
                 cut.append(f"label {label.objectName() or type(label).__name__}: {problem}")
     return cut
+
+
+def hidden_toolbar_actions(top: QWidget) -> list[str]:
+    """Actions a toolbar shown in `top` has put behind its » button for want of room."""
+    hidden = []
+    for bar in top.findChildren(QToolBar):
+        if not bar.isVisibleTo(top):
+            continue
+        for action in bar.actions():
+            if action.isSeparator() or not action.isVisible():
+                continue
+            widget = bar.widgetForAction(action)
+            if widget is None or not widget.isVisibleTo(top):
+                hidden.append(f"toolbar {bar.objectName()}: {action.text() or action.objectName()!r} is hidden")
+    return hidden
 
 
 def off_screen(top: QWidget, screen: QRect) -> str:

@@ -16,7 +16,7 @@ from app.gui.window_state import fit_default_size, keep_inside_screen
 from resources import resource_text
 from tests.fixtures.comparison_runs import store_two_servers
 from tests.fixtures.telemetry import synthetic_samples
-from tests.gui.clipping import cut_off_texts, off_screen
+from tests.gui.clipping import cut_off_texts, hidden_toolbar_actions, off_screen
 from widgets.screen_fit import fit_to_screen
 from widgets.theme import DARK, LIGHT, stylesheet_for
 
@@ -54,7 +54,7 @@ def two_hosts_live(window) -> None:
 def problems_of(top, screen: QRect) -> list[str]:
     QApplication.processEvents()
     found = [off_screen(top, screen)] if off_screen(top, screen) else []
-    return found + cut_off_texts(top)
+    return found + cut_off_texts(top) + hidden_toolbar_actions(top)
 
 
 # every screen and scale in the light theme; the dark one (other colours, the same paddings) at the extremes
