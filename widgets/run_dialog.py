@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -391,7 +391,8 @@ class RunDialog(QDialog):
         choice = self.choice()
         self.progress.clear()
         self.progress.show()
-        self.body.ensureWidgetVisible(self.progress)
+        # once laid out: the rows scroll into view, the dialog keeps its size
+        QTimer.singleShot(0, lambda: self.body.ensureWidgetVisible(self.progress))
         self.form.setEnabled(False)
         self.start_button.setEnabled(False)
         self.start_requested.emit(choice)
