@@ -291,6 +291,10 @@ class Workbench:
     def find_run(self, run_id: int) -> RunDetail | None:
         return self.store.runs.get(run_id)
 
+    def repeat_runs(self, group: str) -> list[RunRecord]:
+        """The runs of a repeated test, in their order."""
+        return self.store.runs.repeats(group)
+
     def run_detail(self, run_id: int) -> RunDetail:
         """The run with its facts and results; NotFound when there is none."""
         detail = self.store.runs.get(run_id)

@@ -45,7 +45,7 @@ def load_run_results(bench: Workbench, run_id: int) -> RunResults | None:
     warnings = warning_messages(bench.run_events(run_id))
     title, group = "", None
     if detail.run.repeat_group:
-        done = [run for run in bench.store.runs.repeats(detail.run.repeat_group) if run.status == RunStatus.DONE]
+        done = [run for run in bench.repeat_runs(detail.run.repeat_group) if run.status == RunStatus.DONE]
         if len(done) >= 2:
             runs = [(run.id, list(found.results)) for run in done if (found := bench.find_run(run.id)) is not None]
             title, group = group_title([run_id for run_id, _results in runs]), group_table(runs)
