@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QPoint, QSize, Qt, QTimer
+from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSplitter,
     QTabWidget,
-    QToolBar,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +35,8 @@ from app.gui.live_tab import LiveFeatures
 from app.gui.run_reattach import RunReattacher
 from app.gui.window_menus import RunsMenuActions, host_menu, popup, runs_menu
 from app.gui.window_state import fit_default_size, keep_inside_screen, restore_window, save_window
+from app.gui.window_toolbars import ToolbarRows
+from app.gui.window_toolbars import toolbar as make_toolbar
 from app.gui.workers import Worker, WorkerPool
 from remote.hostspec import LOCAL_HOST_NAME, HostSpec
 from widgets.facts_view import FactsView
@@ -177,28 +178,17 @@ class MainWindow(QMainWindow, HostInventory):
         self.gather_action.setObjectName("gatherAction")
         self.refresh_action.setObjectName("refreshAction")
 
-        def bar(title: str, name: str) -> QToolBar:
-            made = QToolBar(title)
-            made.setObjectName(name)
-            made.setMovable(False)
-            made.setIconSize(QSize(16, 16))
-            made.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-            self.addToolBar(made)
-            return made
-
-        # three toolbars side by side while they fit, else on rows of their own: none hides an action
-        # behind a » button (at 200 % on a small screen)
-        toolbar = bar("Hosts", "mainToolbar")
+        # hosts, facts and tests: side by side while they fit, else on rows of their own (window_toolbars)
+        toolbar = make_toolbar(self, "Hosts", "mainToolbar")
         for act in (self.add_action, self.edit_action, self.remove_action, self.import_action):
             toolbar.addAction(act)
-        self.facts_toolbar = bar("Facts", "factsToolbar")
+        self.facts_toolbar = make_toolbar(self, "Facts", "factsToolbar")
         self.facts_toolbar.addAction(self.gather_action)
         self.facts_toolbar.addSeparator()
         self.facts_toolbar.addAction(self.refresh_action)
         self.toolbar = toolbar
-        # the tests' actions (LiveFeatures adds them)
-        self.tests_toolbar = bar("Tests", "testsToolbar")
-        self._toolbar_breaks: set[str] = set()
+        self.tests_toolbar = make_toolbar(self, "Tests", "testsToolbar")   # LiveFeatures adds the tests' actions
+        self.toolbar_rows = ToolbarRows(self, [toolbar, self.facts_toolbar, self.tests_toolbar])
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -207,25 +197,7 @@ class MainWindow(QMainWindow, HostInventory):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._wrap_toolbars()
-
-    def _wrap_toolbars(self) -> None:
-        """A toolbar goes on a new row when the row it would join has no room for it."""
-        room, used, breaks = self.width(), 0, set()
-        for bar in (self.toolbar, self.facts_toolbar, self.tests_toolbar):
-            width = bar.sizeHint().width()
-            if used and used + width > room:
-                breaks.add(bar.objectName())
-                used = 0
-            used += width
-        if breaks == self._toolbar_breaks:
-            return
-        for bar in (self.facts_toolbar, self.tests_toolbar):
-            if bar.objectName() in self._toolbar_breaks:
-                self.removeToolBarBreak(bar)
-            if bar.objectName() in breaks:
-                self.insertToolBarBreak(bar)
-        self._toolbar_breaks = breaks
+        self.toolbar_rows.fit()
 
     # -- background jobs -------------------------------------------------------------------------
 
