@@ -284,12 +284,17 @@ class Workbench:
 
     def list_runs(self, host: str | None = None, test: str | None = None, limit: int | None = None,
                   tag: str | None = None, since: datetime | None = None,
-                  until: datetime | None = None) -> list[RunRecord]:
-        """Newest first; since/until bound the start time."""
-        return self.store.runs.list(host=host, test=test, limit=limit, tag=tag, since=since, until=until)
+                  until: datetime | None = None, exclude_test: str | None = None) -> list[RunRecord]:
+        """Newest first; since/until bound the start time; exclude_test leaves a kind out ("facts")."""
+        return self.store.runs.list(host=host, test=test, limit=limit, tag=tag, since=since, until=until,
+                                    exclude_test=exclude_test)
 
     def find_run(self, run_id: int) -> RunDetail | None:
         return self.store.runs.get(run_id)
+
+    def repeat_runs(self, group: str) -> list[RunRecord]:
+        """The runs of a repeated test, in their order."""
+        return self.store.runs.repeats(group)
 
     def run_detail(self, run_id: int) -> RunDetail:
         """The run with its facts and results; NotFound when there is none."""

@@ -318,6 +318,7 @@ class RunRepository:
         tag: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        exclude_test: str | None = None,
     ) -> list[RunRecord]:
         """Newest first. since/until bound the start time: since <= started_at < until."""
         _aware("since", since)
@@ -327,6 +328,8 @@ class RunRepository:
             query = query.where(Run.host_name == host)
         if test is not None:
             query = query.where(Run.test == test)
+        if exclude_test is not None:
+            query = query.where(Run.test != exclude_test)
         if since is not None:
             query = query.where(Run.started_at >= since)
         if until is not None:

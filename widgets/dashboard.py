@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.host_colours import colours_by_host
-from widgets.host_panel import HostPanel
+from widgets.host_panel import UTIL_HINT, Caption, HostPanel
 from widgets.host_series import HostSeries
 from widgets.lazy_panels import LazyPanels, PanelSlot, SlotFiller
 from widgets.live_plot import DEFAULT_WINDOW, MUTED, PlotGroup
@@ -41,7 +41,7 @@ WINDOWS: tuple[tuple[str, float | None], ...] = (("Last minute", 60.0), ("Last 5
 TIME_MODES = (("Clock", CLOCK, "The host's wall clock, HH:MM:SS"),
               ("Since start", ELAPSED, "Time since the run started, m:ss (h:mm:ss past an hour)"))
 EAGER_PANELS = 2          # up to this many hosts the grid shows every panel: built with the host
-PANEL_MIN_HEIGHT = 640     # with more than two hosts the grid scrolls rather than squashing graphs
+PANEL_MIN_HEIGHT = 740     # four rows of plots (PLOT_MIN_HEIGHT) and the header; more than two hosts scroll
 
 
 class Dashboard(QWidget):
@@ -125,9 +125,13 @@ class Dashboard(QWidget):
         self.overview_hook = OverviewHook(self)   # many hosts: the overview page, the overlay's top N
         self.overview = self.overview_hook.overview
         self.bar.addWidget(self.overview_hook.top_label)
+        # said once for every host, under the bar, while the grid shows hosts
+        self.util_note = Caption(UTIL_HINT)
+        self.util_note.setObjectName("utilHint")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self.bar)
+        layout.addWidget(self.util_note)
         layout.addWidget(self.stack, 1)
         self.set_mode(mode)
 
@@ -349,6 +353,7 @@ class Dashboard(QWidget):
             self.stack.setCurrentWidget(self.overview)
         else:
             self.stack.setCurrentWidget(self.grid_scroll if mode == MODE_GRID else self.overlay)
+        self.util_note.setVisible(mode == MODE_GRID and bool(self.series))   # the overlay says it in its title
         live = mode == MODE_OVERLAY and bool(self.series)
         if live:
             self.overview_hook.prepare_overlay()   # many hosts: only the worst get curves

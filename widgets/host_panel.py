@@ -28,9 +28,9 @@ PANEL_PLOTS: tuple[tuple[str, str, str, tuple[float, float] | None, float,
     ("queue", "Queue length — aqu-sz", "aqu-sz", None, 1.0, (("aqu", "aqu-sz", "disk.aqu-sz", HOST),)),
     ("iops", "IOPS", "", None, 10.0, (("r", "r/s", "disk.r/s", HOST), ("w", "w/s", "disk.w/s", COMPANION))),
     ("mbs", "MB/s", "", None, 1.0, (("r", "read", "disk.rMB/s", HOST), ("w", "write", "disk.wMB/s", COMPANION))),
-    ("await", "Latency — await ms", "await ms", None, 1.0, (("r", "r_await", "disk.r_await", HOST),
+    ("await", "Latency — await ms", "Latency ms", None, 1.0, (("r", "r_await", "disk.r_await", HOST),
                                                              ("w", "w_await", "disk.w_await", COMPANION))),
-    ("cpu", "CPU %", "", (0.0, 100.0), 1.0, ()),
+    ("cpu", "CPU %", "CPU %", (0.0, 100.0), 1.0, ()),
     ("load", "Load average", "Load", None, 1.0, (("1", "1 min", "load.1", HOST), ("5", "5 min", "load.5", COMPANION),
                                                   ("15", "15 min", "load.15", "#8c96a3"))),
     ("mem", "Dirty / Writeback MB", "MB", None, 1.0, (("dirty", "Dirty", "mem.dirty", HOST),
@@ -47,6 +47,9 @@ class ElidedLabel(QLabel):
         painter.setPen(self.palette().color(self.foregroundRole()))
         text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width())
         painter.drawText(self.contentsRect(), int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), text)
+
+
+PLOT_MIN_HEIGHT = 170   # a plot area of ~100 px under the title and marker strip; the grid scrolls below that
 
 
 class Caption(QLabel):
@@ -153,21 +156,17 @@ class HostPanel(QWidget):
             # every chart has its time axis: with two hosts side by side the top ones are far from the bottom
             plot = LivePlot(title, group=group, y_range=y_range, y_min_top=min_top,
                             legend=len(curves) > 1 or key == "cpu", short_title=short)
-            plot.setMinimumHeight(120)
+            plot.setMinimumHeight(PLOT_MIN_HEIGHT)
             for curve_key, name, buffer_key, role in curves:
                 plot.add_curve(curve_key, name, self._colour_of(role, plot), series.buffer(buffer_key))
             if key == "cpu":
                 plot.add_stack([(k, k, CPU_COLOURS[k]) for k in CPU_STACK],
                                [series.host[f"stack.{k}"] for k in CPU_STACK])
             self.plots[key] = plot
-            row = index // 2 + (1 if index >= 2 else 0)   # the %util caption takes the row under the first
+            row = index // 2
             grid.addWidget(plot, row, index % 2)
             grid.setRowStretch(row, 1)
-        self.plots["util"].setToolTip(UTIL_HINT)
-        self.util_caption = Caption(UTIL_HINT)
-        self.util_caption.setObjectName("utilHint")
-        self.util_caption.setToolTip(UTIL_HINT)
-        grid.addWidget(self.util_caption, 1, 0, 1, 2)
+        # what %util means is said once above all hosts (Dashboard.util_note), not per host nor over the chart
         self.update_devices()
         self.update_netfs()
 

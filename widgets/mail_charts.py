@@ -9,6 +9,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from widgets.chart_theme import chart_colours
+from widgets.hover_readout import HoverReadout
 from widgets.plot_items import MUTED, ThousandsAxis, escape, small_plot
 from widgets.results_data import MailSeries
 
@@ -30,10 +31,11 @@ class MailCharts(QWidget):
         super().__init__(parent)
         self.setObjectName("mailCharts")
         self.accepts_plot = _plot("Messages accepted per second", "seconds since the first attempt")
-        self.accepts_curve = self.accepts_plot.plot([], [], stepMode="center", fillLevel=0,
+        self.accepts_curve = self.accepts_plot.plot([], [], stepMode="center", fillLevel=0, name="accepted/s",
                                                     brush=pg.mkBrush(47, 109, 181, 60), pen=pg.mkPen(ACCEPTS, width=2))
         self.queue_plot = _plot("Queue depth (messages, as polled)", "seconds since the storm started")
         self.queue_curve = self.queue_plot.plot([], [], pen=pg.mkPen(QUEUE, width=2), symbol="o", symbolSize=6,
+                                                name="in queue",
                                                 symbolBrush=QUEUE, symbolPen=None)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -43,6 +45,9 @@ class MailCharts(QWidget):
         self._titles = {self.accepts_plot: ("Messages accepted per second", "seconds since the first attempt"),
                         self.queue_plot: ("Queue depth (messages, as polled)", "seconds since the storm started")}
         self._apply_theme()
+        # hover: the second and the value under the pointer, in the title line
+        self.readouts = [HoverReadout(plot, lambda title=title: escape(title), lambda x: f"{x:.0f} s")
+                         for plot, (title, _x_label) in self._titles.items()]
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from PySide6.QtCore import QTimer, SignalInstance
+from PySide6.QtCore import QPoint, QTimer, SignalInstance
 from PySide6.QtWidgets import QGridLayout, QLabel, QLayout, QScrollArea, QStackedWidget, QWidget
 
 from widgets.host_overview import HostOverview
@@ -153,4 +153,6 @@ class OverviewHook:
     def _scroll_to(self, name: str) -> None:
         panel = self.board.panels.get(name)
         if panel is not None:
-            self.board.grid_scroll.ensureWidgetVisible(panel, 0, 0)
+            # its top at the top: a panel taller than the view would be centred, its header out of sight
+            top = panel.mapTo(self.board.grid_container, QPoint(0, 0)).y()
+            self.board.grid_scroll.verticalScrollBar().setValue(top)

@@ -53,10 +53,14 @@ class PlotTitle:
                   for name, colour, filled in self.entries.values()] if self.legend else []
         titles = [t for t in dict.fromkeys((self.title, self.short_title)) if t]
         variants = [[(t, f"<span style='color:{ink}'>{escape(t)}</span>")] + legend for t in titles]
+        # the names alone, in their curves' colours (nothing cut, nothing dropped)
+        names = [(name, f"<span style='color:{colour}'>{escape(name)}</span>")
+                 for name, colour, _filled in self.entries.values()] if self.legend else []
+        # what the chart is goes before the legend's marks: "CPU %" beside coloured names beats the marks alone
+        if titles and names:
+            variants.append([(titles[-1], f"<span style='color:{ink}'>{escape(titles[-1])}</span>")] + names)
         variants.append(legend)
-        # the last resort: the names alone, in their curves' colours (nothing cut, nothing dropped)
-        variants.append([(name, f"<span style='color:{colour}'>{escape(name)}</span>")
-                         for name, colour, _filled in self.entries.values()] if self.legend else [])
+        variants.append(names)   # the last resort
         return variants
 
     def fits(self, text: str) -> bool:

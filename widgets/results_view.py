@@ -25,11 +25,13 @@ from PySide6.QtWidgets import (
 
 from widgets.chart_theme import chart_colours
 from widgets.host_colours import host_colour
+from widgets.hover_readout import HoverReadout
 from widgets.live_plot import MUTED
 from widgets.mail_charts import MailCharts
 from widgets.plot_items import small_plot
 from widgets.results_data import Align, BarChart, CellData, Highlight, ResultsPage, SweepData, TableData
 from widgets.run_data import RunState
+from widgets.screen_fit import WrappingPage
 
 BAR = "#2f6db5"
 HIGHLIGHTS = {Highlight.CAUTION: QColor("#f6e3b4")}   # cached I/O: pale amber, like the warnings
@@ -65,6 +67,25 @@ def _item(cell: CellData) -> QTableWidgetItem:
     return item
 
 
+def _ms(value: float) -> str:
+    """A latency in ms, as short as it reads (0.098, 1.9, 48, 1200)."""
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}".rstrip("0").rstrip(".")
+    return f"{value:.3g}"
+
+
+def _fill(widget: QTableWidget, table: TableData) -> None:
+    widget.clear()
+    widget.setColumnCount(len(table.headers))
+    widget.setHorizontalHeaderLabels(list(table.headers))
+    widget.setRowCount(len(table.rows))
+    for row, cells in enumerate(table.rows):
+        for column, cell in enumerate(cells):
+            widget.setItem(row, column, _item(cell))
+
+
 class ResultsView(QWidget):
     """One stored run's results."""
 
@@ -87,29 +108,49 @@ class ResultsView(QWidget):
         self.table.verticalHeader().hide()
         self.table.setAlternatingRowColors(True)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.latency_title = QLabel("<b>Latency percentiles</b> (ms, per job)")
+        self.latency_title = QLabel("<b>Latency percentiles</b> (ms, per job; logarithmic scale, each bar "
+                                    "labelled)")
+        self.latency_title.setWordWrap(True)
         self.latency_grid = QGridLayout()
         self.latency_plots: dict[str, pg.PlotWidget] = {}
+        self.latency_data: dict[str, tuple[tuple[str, ...], list[float]]] = {}   # what each chart draws
+        self.group_title = QLabel("")
+        self.group_title.setObjectName("resultsGroupTitle")
+        self.group_title.setWordWrap(True)
+        self.group_table = QTableWidget()
+        self.group_table.setObjectName("resultsGroupTable")
+        self.group_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.group_table.verticalHeader().hide()
+        self.group_table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.summary_title = QLabel("<b>How steady the run was</b>")
+        self.summary_title.setObjectName("resultsSummaryTitle")
         self.sweep_plot = themed(small_plot("Concurrency sweep: IOPS vs workers", 240),
                                  "Concurrency sweep: IOPS vs workers", self)
         self.colour = BAR
         self.sweep_curve = self.sweep_plot.plot([], [], pen=pg.mkPen(BAR, width=2), symbol="o", symbolSize=7,
-                                                symbolBrush=BAR, symbolPen=None)
+                                                symbolBrush=BAR, symbolPen=None, name="IOPS")
+        # hover: the worker count and the IOPS under the pointer, in the title line
+        self.sweep_readout = HoverReadout(self.sweep_plot, lambda: "Concurrency sweep: IOPS vs workers",
+                                          lambda x: f"{round(2 ** x)} workers")
         self.sweep_plot.getPlotItem().setLabel("bottom", "workers (log₂)")
         self.sweep_plot.getPlotItem().setLabel("left", "IOPS")
         self.sweep_note = QLabel("")
         self.sweep_note.setStyleSheet(f"color: {MUTED};")
         self.sweep_data: tuple[list[int], list[float]] = ([], [])
         self.mail_charts = MailCharts()
-        body = QWidget()
+        body = WrappingPage()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
-        for widget in (self.title, self.warnings_label, self.summary_label, self.table, self.latency_title):
+        # the figures first; how steady they were (several dense lines) after the charts
+        for widget in (self.title, self.warnings_label, self.group_title, self.group_table, self.table,
+                       self.latency_title):
             layout.addWidget(widget)
         layout.addLayout(self.latency_grid)
         layout.addWidget(self.mail_charts)
         layout.addWidget(self.sweep_plot)
         layout.addWidget(self.sweep_note)
+        layout.addWidget(self.summary_title)
+        layout.addWidget(self.summary_label)
         layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -140,26 +181,37 @@ class ResultsView(QWidget):
         self._sweep(page.sweep)
         self.mail_charts.set_series(page.mail)
         self.summary_label.setVisible(bool(page.summary_lines))
-        self._fit_table()
+        self.summary_title.setVisible(bool(page.summary_lines))
+        self._fit_table(self.table)
+        self.set_group("", None)
+
+    def set_group(self, title: str, table: TableData | None) -> None:
+        """A repeated test: the group's median and spread, above the run's own figures."""
+        shown = table is not None and bool(table.rows)
+        self.group_title.setText(title)
+        self.group_title.setVisible(shown)
+        self.group_table.setVisible(shown)
+        if table is not None:
+            _fill(self.group_table, table)
+            self._fit_table(self.group_table)
+
+    def group_cell(self, row: int, column: int) -> str:
+        item = self.group_table.item(row, column)
+        return item.text() if item is not None else ""
 
     # -- table -----------------------------------------------------------------------------------
 
     def _fill(self, table: TableData) -> None:
-        self.table.clear()
-        self.table.setColumnCount(len(table.headers))
-        self.table.setHorizontalHeaderLabels(list(table.headers))
-        self.table.setRowCount(len(table.rows))
-        for row, cells in enumerate(table.rows):
-            for column, cell in enumerate(cells):
-                self.table.setItem(row, column, _item(cell))
+        _fill(self.table, table)
 
-    def _fit_table(self) -> None:
-        header = self.table.horizontalHeader()
+    @staticmethod
+    def _fit_table(table: QTableWidget) -> None:
+        header = table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
-        self.table.resizeRowsToContents()
-        height = header.height() + sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
-        self.table.setFixedHeight(height + 2 * self.table.frameWidth() + 2)
+        table.resizeRowsToContents()
+        height = header.height() + sum(table.rowHeight(r) for r in range(table.rowCount()))
+        table.setFixedHeight(height + 2 * table.frameWidth() + 2)
 
     def cell(self, row: int, column: int) -> str:
         item = self.table.item(row, column)
@@ -173,16 +225,33 @@ class ResultsView(QWidget):
             self.latency_grid.removeWidget(plot)
             plot.deleteLater()
         self.latency_plots.clear()
+        self.latency_data.clear()
 
     def _latency_charts(self, charts: tuple[BarChart, ...]) -> None:
+        theme = chart_colours(self.palette())
         for index, chart in enumerate(charts):
             plot = themed(small_plot(chart.title), chart.title, self)
-            heights = list(chart.heights)
-            plot.addItem(pg.BarGraphItem(x=list(range(len(heights))), height=heights, width=0.6, brush=self.colour,
+            values = list(chart.heights)
+            # a log scale: p99.9 is often 10-100x the median, and a linear bar would flatten the rest
+            # a percentile the engine did not report comes as 0: no bar, and "—" where it would be
+            positive = [v for v in values if v > 0 and math.isfinite(v)] or [1.0]
+            base = math.floor(math.log10(min(positive)))
+            top = math.log10(max(positive))
+            tops = [math.log10(v) if v > 0 and math.isfinite(v) else base for v in values]
+            plot.addItem(pg.BarGraphItem(x=list(range(len(values))), y0=base, y1=tops, width=0.6, brush=self.colour,
                                          pen=pg.mkPen(None)))
+            for x, (value, y) in enumerate(zip(values, tops, strict=True)):
+                measured = value > 0 and math.isfinite(value)
+                label = pg.TextItem(_ms(value) if measured else "—", color=theme.ink if measured else theme.muted,
+                                    anchor=(0.5, 1.0))
+                label.setPos(x, y)
+                plot.addItem(label)
+            decades = range(base, math.ceil(top + 0.35) + 1)
+            plot.getPlotItem().getAxis("left").setTicks([[(d, _ms(10.0 ** d)) for d in decades]])
             plot.getPlotItem().getAxis("bottom").setTicks([list(enumerate(chart.labels))])
-            plot.setXRange(-0.6, len(heights) - 0.4, padding=0)
-            plot.setYRange(0, max(heights) * 1.15 or 1.0, padding=0)
+            plot.setXRange(-0.6, len(values) - 0.4, padding=0)
+            plot.setYRange(base, top + 0.35, padding=0)   # room above the highest bar for its label
+            self.latency_data[chart.key] = (tuple(chart.labels), values)
             self.latency_plots[chart.key] = plot
             self.latency_grid.addWidget(plot, index // 3, index % 3)
         self.latency_title.setVisible(bool(charts))

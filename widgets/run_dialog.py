@@ -11,13 +11,14 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
@@ -37,8 +39,11 @@ from widgets.repeat_field import RepeatField
 from widgets.run_hosts import host_item
 from widgets.run_progress import RunProgress
 from widgets.run_service_forms import MailStormForm, RestoreForm
+from widgets.screen_fit import fit_to_screen
 from widgets.test_forms_data import PresetView, RunChoice, TestForm
 
+PROGRESS_ROOM = 150    # px kept below the form for the progress rows, so Start does not grow the dialog
+PROGRESS_WIDTH = 1000  # a progress row's fixed columns and its button
 PAGES = ("disk", "cpu", "idle", "mailstorm", "restore")   # the tests this dialog has a form for
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
@@ -95,7 +100,6 @@ class RunDialog(QDialog):
         self._agent_validate = validate
         self.setObjectName("runDialog")
         self.setWindowTitle("Run test")
-        self.setMinimumWidth(760)
         self.host_list = QListWidget()
         self.host_list.setObjectName("runHosts")
         self.host_list.setMaximumHeight(110)
@@ -224,6 +228,8 @@ class RunDialog(QDialog):
         self.close_button.setToolTip("Close this dialog; running tests go on (the Live tab shows them)")
         buttons = QHBoxLayout()
         hint = QLabel("Telemetry and phase markers appear in the Live tab; the results open when the test ends.")
+        hint.setObjectName("runHint")
+        hint.setWordWrap(True)   # the buttons keep their room in a narrow dialog
         hint.setStyleSheet(f"color: {MUTED};")
         buttons.addWidget(hint, 1)
         buttons.addWidget(self.start_button)
@@ -245,10 +251,23 @@ class RunDialog(QDialog):
         form_layout.setContentsMargins(0, 0, 0, 0)
         form_layout.addLayout(top)
         form_layout.addWidget(self.params_box)
+        # the form and the progress scroll together: Start shows the progress without growing the dialog,
+        # so Close stays under the pointer; on a small screen the form scrolls instead of being cut
+        body = QWidget()
+        body.setObjectName("runDialogBody")
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addWidget(self.form)
+        body_layout.addWidget(self.error_label)
+        body_layout.addWidget(self.progress)
+        body_layout.addStretch(1)
+        self.body = QScrollArea()
+        self.body.setObjectName("runDialogScroll")
+        self.body.setFrameShape(QFrame.Shape.NoFrame)
+        self.body.setWidgetResizable(True)
+        self.body.setWidget(body)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.form)
-        layout.addWidget(self.error_label)
-        layout.addWidget(self.progress)
+        layout.addWidget(self.body, 1)
         layout.addLayout(buttons)
 
         self.test_combo.currentIndexChanged.connect(lambda _i: self._test_changed())
@@ -266,6 +285,12 @@ class RunDialog(QDialog):
         self.start_button.clicked.connect(lambda _checked=False: self.start())
         self.close_button.clicked.connect(lambda _checked=False: self.close())
         self._test_changed()
+        # room for the form and a few progress rows from the start, then never resized by Start
+        inner = body.sizeHint()
+        wanted = QSize(max(inner.width(), PROGRESS_WIDTH) + 40, inner.height() + PROGRESS_ROOM
+                       + buttons.sizeHint().height() + 40)
+        self.wanted_size = wanted
+        fit_to_screen(self, wanted)
 
     # -- the form --------------------------------------------------------------------------------
 
@@ -367,6 +392,8 @@ class RunDialog(QDialog):
         choice = self.choice()
         self.progress.clear()
         self.progress.show()
+        # once laid out: the rows scroll into view, the dialog keeps its size
+        QTimer.singleShot(0, lambda: self.body.ensureWidgetVisible(self.progress))
         self.form.setEnabled(False)
         self.start_button.setEnabled(False)
         self.start_requested.emit(choice)

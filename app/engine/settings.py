@@ -39,6 +39,8 @@ class Settings:
     reconnect_budget: float = 120.0
     ssh_config: str = "~/.ssh/config"
     user_known_hosts: str = "~/.ssh/known_hosts"
+    report_customer: str = ""          # the PDF export's last Customer / project and Author, offered again
+    report_author: str = ""
 
     @classmethod
     def load(cls, home: Path) -> Settings:

@@ -82,22 +82,57 @@ def run_gui(workbench_factory: Callable[[], object], argv: list[str] | None = No
     wake.timeout.connect(lambda: None)
     wake.start(250)
 
-    try:
-        workbench = workbench_factory()
-    except USER_ERRORS as exc:
-        QMessageBox.critical(None, "Benchbay cannot start", str(exc))
-        return 1
+    # the window first: the main window's code and the store load in a thread meanwhile
+    from app.gui.start_window import StartWindow, load_in_thread
 
-    from app.gui.main_window import MainWindow
+    start = StartWindow()
+    start.show()
+    state: dict[str, object] = {"code": None}
 
-    window = MainWindow(workbench)
-    window.show()
+    def load() -> object:
+        import app.gui.main_window  # noqa: F401 - the slow imports (charts, SSH, SQL), off the GUI thread
+
+        return workbench_factory()
+
+    def opened(workbench: object) -> None:
+        from app.gui.main_window import MainWindow
+
+        state["workbench"] = workbench
+        window = MainWindow(workbench)
+        state["window"] = window
+        if not restored(window):
+            window.setGeometry(start.geometry())   # where the user already looks
+        window.show()
+        start.close()
+
+    def refused(exc: BaseException) -> None:
+        if isinstance(exc, USER_ERRORS):
+            QMessageBox.critical(start, "Benchbay cannot start", str(exc))
+            state["code"] = 1
+            start.close()
+            app.exit(1)
+            return
+        start.close()
+        raise exc
+
+    load_in_thread(load, opened, refused, app)
     try:
-        return app.exec()
+        code = app.exec()
+        return int(state["code"]) if state["code"] is not None else code
     finally:
         wake.stop()
         theme.deleteLater()
-        window.shutdown()
+        window = state.get("window")
+        if window is not None:
+            window.shutdown()
+            window.close()          # its timers (live charts, clocks) stop with it
+            window.deleteLater()
+        workbench = state.get("workbench")
         close = getattr(workbench, "close", None)
         if close is not None:
             close()
+
+
+def restored(window: object) -> bool:
+    """Whether the window took a saved geometry (window.ini) rather than the default one."""
+    return bool(getattr(window, "geometry_restored", False))

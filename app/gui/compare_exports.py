@@ -133,8 +133,10 @@ class CompareExports(QObject):
         self.dialog: ExportDialog | None = None
         self.last_choice: ExportChoice | None = None
         self.pdf_jobs = 0          # PDFs written by this tab (tests check it ran in the pool)
-        self._customer = ""
-        self._author = ""
+        settings = getattr(getattr(tab, "bench", None), "settings", None)
+        # the last report's customer and author, kept in settings.json: offered again after a restart
+        self._customer = str(getattr(settings, "report_customer", "") or "")
+        self._author = str(getattr(settings, "report_author", "") or "")
         self._page_size = "A4"
 
     @staticmethod
@@ -153,7 +155,7 @@ class CompareExports(QObject):
         return {"customer": self._customer, "author": self._author, "options": {"page_size": self._page_size}}
 
     def restore_fields(self, saved: SavedComparison) -> None:
-        self._customer, self._author = saved.customer, saved.author
+        self._customer, self._author = saved.customer or self._customer, saved.author or self._author
         self._page_size = str(saved.options.get("page_size") or "A4")
 
     # -- PDF -------------------------------------------------------------------------------------
@@ -183,6 +185,7 @@ class CompareExports(QObject):
             return
         self.last_choice = choice
         self._customer, self._author, self._page_size = choice.customer, choice.author, choice.page_size
+        self._remember_names(choice)
         if choice.title and choice.title != tab.title():
             tab.title_edit.setText(choice.title)
         options = ReportOptions(title=choice.title or tab.title(), customer=choice.customer, author=choice.author,
@@ -192,6 +195,18 @@ class CompareExports(QObject):
         tab.run_job(write_report, tab.bench, tab.run_ids(), tab.baseline_run_id, options, choice.output,
                     dict(tab.comparison_prices()), what="PDF not written", on_done=self._pdf_written,
                     on_failed=lambda _text: self._idle())
+
+    def _remember_names(self, choice: ExportChoice) -> None:
+        bench = getattr(self.tab, "bench", None)
+        settings = getattr(bench, "settings", None)
+        if settings is None or (settings.report_customer, settings.report_author) == (choice.customer,
+                                                                                     choice.author):
+            return
+        settings.report_customer, settings.report_author = choice.customer, choice.author
+        try:
+            settings.save(bench.home)
+        except OSError as exc:   # a read-only home: the names are kept for this session only
+            self.tab.show_status(f"Customer and author not kept for the next start: {exc}")
 
     def _pdf_written(self, result: PdfWritten) -> None:
         self.pdf_jobs += 1

@@ -206,7 +206,6 @@ class LiveFeatures(QObject):
         self.run_action.setShortcut("Ctrl+R")
         self.run_action.triggered.connect(lambda _checked=False: self.open_run_dialog())
         self.run_dialog: RunDialog | None = None
-        toolbar.addSeparator()
         toolbar.addAction(self.run_action)
         toolbar.addAction(self.monitor_action)
         toolbar.addWidget(QLabel(" every "))

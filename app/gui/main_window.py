@@ -9,16 +9,17 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QPoint, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QFrame,
     QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
+    QScrollArea,
     QSplitter,
     QTabWidget,
-    QToolBar,
     QVBoxLayout,
     QWidget,
 )
@@ -33,7 +34,9 @@ from app.gui.import_dialog import ImportDialog
 from app.gui.live_tab import LiveFeatures
 from app.gui.run_reattach import RunReattacher
 from app.gui.window_menus import RunsMenuActions, host_menu, popup, runs_menu
-from app.gui.window_state import fit_default_size, restore_window, save_window
+from app.gui.window_state import fit_default_size, keep_inside_screen, restore_window, save_window
+from app.gui.window_toolbars import ToolbarRows
+from app.gui.window_toolbars import toolbar as make_toolbar
 from app.gui.workers import Worker, WorkerPool
 from remote.hostspec import LOCAL_HOST_NAME, HostSpec
 from widgets.facts_view import FactsView
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 RUNS_SHOWN = 500
+FACTS = "facts"   # a facts gathering is stored as a run, but it is no test: the Runs tab leaves it out
 CLOSE_WAIT_MS = 15_000   # a connect in progress is bounded by its own timeout; do not hang longer
 
 
@@ -92,10 +96,17 @@ class MainWindow(QMainWindow, HostInventory):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([270, 970])
         splitter.setChildrenCollapsible(False)
-        self.setCentralWidget(splitter)
+        self.splitter = splitter
+        # on a small screen (1280x720 at 200 %) the window still fits: what does not fit scrolls, uncut
+        page = QScrollArea()
+        page.setObjectName("windowPage")
+        page.setFrameShape(QFrame.Shape.NoFrame)
+        page.setWidgetResizable(True)
+        page.setWidget(splitter)
+        self.setCentralWidget(page)
 
         self._make_actions()
-        self.live = LiveFeatures(self, self.toolbar)    # Monitor, Live and Graphs tabs, Open graphs/Replay
+        self.live = LiveFeatures(self, self.tests_toolbar)    # Monitor, Live and Graphs tabs, Open graphs/Replay
         self.tabs.addTab(self.live.runs_pane, "Runs")
         self.live.add_tabs()
         self.compare = CompareTab(workbench, self.pool, self)
@@ -131,7 +142,7 @@ class MainWindow(QMainWindow, HostInventory):
         self.reattacher.message.connect(self.show_status)
         self.reattacher.stored.connect(lambda _outcome: self.reload_runs())
         self.reattacher.start()
-        restore_window(self, workbench.home)
+        self.geometry_restored = restore_window(self, workbench.home)
 
     # -- set-up ----------------------------------------------------------------------------------
 
@@ -158,7 +169,7 @@ class MainWindow(QMainWindow, HostInventory):
         self.import_action = action("Import from ~/.ssh/config…", self.import_hosts,
                                     "Add hosts that ~/.ssh/config already describes")
         self.gather_action = action("Gather facts", self.gather_facts,
-                                    "Connect to the selected host and collect its hardware and software facts "
+                                    "Connect to the selected hosts and collect their hardware and software facts "
                                     "(Ctrl+G)", "Ctrl+G")
         # F5 is Refresh alone: bound twice, Qt would run neither ("Ambiguous shortcut overload")
         self.refresh_action = action("Refresh", self.refresh, "Reload hosts and runs (F5)",
@@ -168,19 +179,26 @@ class MainWindow(QMainWindow, HostInventory):
         self.gather_action.setObjectName("gatherAction")
         self.refresh_action.setObjectName("refreshAction")
 
-        toolbar = QToolBar("Hosts")
-        toolbar.setObjectName("mainToolbar")
-        toolbar.setMovable(False)
-        toolbar.setIconSize(QSize(16, 16))
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        # hosts, facts and tests: side by side while they fit, else on rows of their own (window_toolbars)
+        toolbar = make_toolbar(self, "Hosts", "mainToolbar")
         for act in (self.add_action, self.edit_action, self.remove_action, self.import_action):
             toolbar.addAction(act)
-        toolbar.addSeparator()
-        toolbar.addAction(self.gather_action)
-        toolbar.addSeparator()
-        toolbar.addAction(self.refresh_action)
-        self.addToolBar(toolbar)
+        self.facts_toolbar = make_toolbar(self, "Facts", "factsToolbar")
+        self.facts_toolbar.addAction(self.gather_action)
+        self.facts_toolbar.addSeparator()
+        self.facts_toolbar.addAction(self.refresh_action)
         self.toolbar = toolbar
+        self.tests_toolbar = make_toolbar(self, "Tests", "testsToolbar")   # LiveFeatures adds the tests' actions
+        self.toolbar_rows = ToolbarRows(self, [toolbar, self.facts_toolbar, self.tests_toolbar])
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not event.spontaneous():   # the frame is known a moment after the first show
+            QTimer.singleShot(0, lambda: keep_inside_screen(self))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.toolbar_rows.fit()
 
     # -- background jobs -------------------------------------------------------------------------
 
@@ -210,7 +228,7 @@ class MainWindow(QMainWindow, HostInventory):
         bench = self.bench
 
         def load() -> tuple[list[HostSpec], list, list[str]]:
-            return bench.list_hosts(), bench.list_runs(limit=RUNS_SHOWN), bench.ssh_config_aliases()
+            return bench.list_hosts(), bench.list_runs(limit=RUNS_SHOWN, exclude_test=FACTS), bench.ssh_config_aliases()
 
         # facts may have been gathered elsewhere (the CLI): look them up again
         self._facts.clear()
@@ -245,7 +263,8 @@ class MainWindow(QMainWindow, HostInventory):
         if self._closing:
             return   # a monitor stored while the window closes: nobody will look
         bench = self.bench
-        self.run_job(lambda: bench.list_runs(limit=RUNS_SHOWN), on_done=self._on_runs, what="Loading runs")
+        self.run_job(lambda: bench.list_runs(limit=RUNS_SHOWN, exclude_test=FACTS), on_done=self._on_runs,
+                     what="Loading runs")
 
     def _on_runs(self, runs: list) -> None:
         self.runs_table.set_runs(runs)
@@ -264,12 +283,13 @@ class MainWindow(QMainWindow, HostInventory):
     # -- facts -----------------------------------------------------------------------------------
 
     def gather_facts(self, name: str | None = None) -> bool:
-        name = name or self.host_list.current_host()
-        if not name:
-            return False
-        started = self.flow.gather(name)
+        """Gather the facts of `name`, else of every selected host (each in its own worker)."""
+        names = [name] if name else self.host_list.selected_hosts()
+        started = [host for host in names if self.flow.gather(host)]
+        if len(started) > 1:
+            self.show_status(f"Gathering facts of {len(started)} hosts: {', '.join(started)}")
         self._update_actions()
-        return started
+        return bool(started)
 
     def _on_host_state(self, name: str, status: str, message: str) -> None:
         self.host_list.set_status(name, status, message)
@@ -328,7 +348,8 @@ class MainWindow(QMainWindow, HostInventory):
         busy = bool(name) and self.flow.is_busy(name)
         self.edit_action.setEnabled(editable and not busy)
         self.remove_action.setEnabled(editable and not busy)
-        self.gather_action.setEnabled(bool(name) and not busy)
+        selected = self.host_list.selected_hosts() if hasattr(self, "host_list") else []
+        self.gather_action.setEnabled(any(not self.flow.is_busy(host) for host in selected))
         if hasattr(self, "live"):
             self.live.monitor_action.setEnabled(bool(self.host_list.selected_hosts()))
 

@@ -9,17 +9,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QSize
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from app.engine.orchestrator import RunOutcome
 from app.gui.workers import Worker, WorkerPool
 from app.summary.base import warning_messages
+from app.summary.group_page import group_table, group_title
 from app.summary.results_page import results_page
 from app.workbench import Workbench
 from storage.records import ResultSample, RunRecord, RunStatus
+from widgets.results_data import TableData
 from widgets.results_view import ResultsView
+from widgets.screen_fit import fit_to_screen
 
+RESULTS_SIZE = QSize(1200, 860)
 MAX_TABS = 12   # the oldest runs' tabs go first
 
 
@@ -30,6 +34,8 @@ class RunResults:
     run: RunRecord
     results: list[ResultSample]
     warnings: list[str]
+    group_title: str = ""
+    group: TableData | None = None   # a repeated test: its median and spread over the finished runs
 
 
 def load_run_results(bench: Workbench, run_id: int) -> RunResults | None:
@@ -37,7 +43,13 @@ def load_run_results(bench: Workbench, run_id: int) -> RunResults | None:
     if detail is None:
         return None
     warnings = warning_messages(bench.run_events(run_id))
-    return RunResults(detail.run, list(detail.results), warnings)
+    title, group = "", None
+    if detail.run.repeat_group:
+        done = [run for run in bench.repeat_runs(detail.run.repeat_group) if run.status == RunStatus.DONE]
+        if len(done) >= 2:
+            runs = [(run.id, list(found.results)) for run in done if (found := bench.find_run(run.id)) is not None]
+            title, group = group_title([run_id for run_id, _results in runs]), group_table(runs)
+    return RunResults(detail.run, list(detail.results), warnings, title, group)
 
 
 class RunResultsWindow(QDialog):
@@ -47,7 +59,7 @@ class RunResultsWindow(QDialog):
         super().__init__(parent)
         self.setObjectName("runResultsWindow")
         self.setWindowTitle("Test results")
-        self.resize(960, 600)
+        fit_to_screen(self, RESULTS_SIZE)   # wide enough for a disk run's table without sideways scrolling
         self.tabs = QTabWidget()
         self.tabs.setObjectName("runResultsTabs")
         self.tabs.setDocumentMode(True)
@@ -70,10 +82,12 @@ class RunResultsWindow(QDialog):
         if view is None:
             view = ResultsView()
             self.views[run.id] = view
-            self.tabs.addTab(view, f"{run.host_name} · {run.test} · #{run.id}")
+            group = f" · run {run.repeat_index}" if run.repeat_group and run.repeat_index else ""
+            self.tabs.addTab(view, f"{run.host_name} · {run.test} · #{run.id}{group}")
             while self.tabs.count() > MAX_TABS:
                 self._close_tab(0)
         view.set_page(results_page(run, results.results, results.warnings))
+        view.set_group(results.group_title, results.group)
         self.tabs.setCurrentWidget(view)
         return view
 

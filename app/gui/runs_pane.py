@@ -133,6 +133,7 @@ class RunsPane(QWidget):
                               "double-click it for its graphs.")
             return
         self.results.set_page(results_page(results.run, results.results, results.warnings))
+        self.results.set_group(results.group_title, results.group)
         self.results_area.setCurrentWidget(self.results)
 
     def _update_buttons(self) -> None:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QRect, QSettings
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractButton, QMainWindow, QSplitter
 
 STATE_FILE = "window.ini"
 REMEMBERED = "remembered"   # the property that marks a checkable button whose state is kept
 DEFAULT_SIZE = (1240, 780)
+FRAME_SIDES = 8
+TITLE_BAR = 40   # the window manager's frame is added to the size asked for: leave it room
 
 
 def _settings(home: Path) -> QSettings:
@@ -29,15 +31,37 @@ def _bytes(value: object) -> QByteArray | None:
     return None
 
 
-def fit_default_size(window: QMainWindow) -> None:
-    """The default size, shrunk to the screen's free area (a 1280x720 projector loses ~60 px to panels)."""
+def fit_default_size(window: QMainWindow, free: QRect | None = None) -> None:
+    """The default size, shrunk to the screen's free area (a 1280x720 projector loses ~60 px to panels),
+    with room for the window's title bar, so the status bar stays on the screen."""
     width, height = DEFAULT_SIZE
     screen = window.screen() or QGuiApplication.primaryScreen()
     # offscreen rendering has a made-up screen: nothing to fit, the default size stands
-    if screen is not None and QGuiApplication.platformName() != "offscreen":
+    if free is None and screen is not None and QGuiApplication.platformName() != "offscreen":
         free = screen.availableGeometry()
-        width, height = min(width, free.width()), min(height, free.height())
+    if free is not None:
+        width, height = min(width, free.width() - FRAME_SIDES), min(height, free.height() - TITLE_BAR)
+        window.move(free.topLeft())
     window.resize(width, height)
+
+
+def keep_inside_screen(window: QMainWindow, free: QRect | None = None) -> None:
+    """Once shown (the frame is known): shrink and move a window whose frame runs off its screen."""
+    screen = window.screen()
+    offscreen = QGuiApplication.platformName() == "offscreen"   # a made-up screen, as in fit_default_size
+    if free is None and (screen is None or offscreen):
+        return
+    if window.isMaximized() or window.isFullScreen():
+        return
+    free = free if free is not None else screen.availableGeometry()
+    frame = window.frameGeometry()
+    extra_w, extra_h = frame.width() - window.width(), frame.height() - window.height()
+    if frame.width() > free.width() or frame.height() > free.height():
+        window.resize(min(window.width(), free.width() - extra_w), min(window.height(), free.height() - extra_h))
+        frame = window.frameGeometry()
+    if not free.contains(frame):
+        window.move(max(free.x(), min(frame.x(), free.right() - frame.width() + 1)),
+                    max(free.y(), min(frame.y(), free.bottom() - frame.height() + 1)))
 
 
 def restore_window(window: QMainWindow, home: Path) -> bool:

@@ -110,6 +110,16 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
+PERCENT_SLACK = 105.0   # %util a hair over 100 (counters read a moment apart) still reads on a 0-100 axis
+
+
+def percent_ticks(low: float, high: float) -> list[float]:
+    """A percent axis: 0-100 for a busy curve (also one a little over 100), never 0-125."""
+    if 50.0 < high <= PERCENT_SLACK:
+        return nice_ticks(low, 100.0, 5)
+    return nice_ticks(low, high if high > low else low + 1.0, 5)
+
+
 def tick_text(value: float) -> str:
     if value == int(value):
         return f"{int(value):,}"
@@ -169,9 +179,7 @@ def line_chart(painter: QPainter, rect: QRectF, curves: Sequence[Curve], unit: s
     x_ticks = nice_ticks(min(t_all), max(t_all), 8)
     low = min(0.0, min(v_all))
     high = max(v_all)
-    if unit == "%":
-        high = max(high, 100.0) if high > 50 else high
-    y_ticks = nice_ticks(low, high if high > low else low + 1.0, 5)
+    y_ticks = percent_ticks(low, high) if unit == "%" else nice_ticks(low, high if high > low else low + 1.0, 5)
     y_labels = [tick_text(v) for v in y_ticks]
     axis_left = rect.left() + max(metrics.horizontalAdvance(s) for s in y_labels) + 8.0
     plot = QRectF(axis_left, rect.top() + legend + 14.0, rect.right() - axis_left - 6.0,

@@ -75,6 +75,7 @@ class Flow:
         self.content = content
         self.pages: list[list[Draw]] = [[]]
         self.y = content.top()
+        self.spacing = 1.0   # the gaps between blocks, scaled down to keep a last line off a page of its own
 
     # -- measuring ---------------------------------------------------------------------------------
 
@@ -162,7 +163,13 @@ class Flow:
         return False
 
     def gap(self, height: float) -> None:
-        self.y = min(self.y + height, self.content.bottom())
+        self.y = min(self.y + height * self.spacing, self.content.bottom())
+
+    def last_page_filled(self) -> float:
+        """How much of the last page's height is used (0..1); 1 when the last page is a full one."""
+        if not self.pages[-1]:
+            return 1.0
+        return (self.y - self.content.top()) / self.content.height()
 
     def together(self, block: Callable[[], None]) -> None:
         """Lay out block (a heading and its table, say); when it breaks onto another page but would

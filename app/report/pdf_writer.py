@@ -34,6 +34,8 @@ from app.util.atomic_file import atomic_path
 
 MARGIN = 50.0          # points: about 18 mm
 FOOTER_ROOM = 34.0
+LAST_PAGE_MIN = 0.2   # a last page filled less than this is "near-empty": try tighter gaps
+SPACINGS = (1.0, 0.75, 0.5)
 PAGE_SIZES = {"A4": QPageSize.PageSizeId.A4, "Letter": QPageSize.PageSizeId.Letter}
 HEADLINE = Style(15.0, bold=True)
 WINNER = Style(15.0, bold=True, color=BEST)
@@ -78,10 +80,7 @@ def _render(data: ReportData, filename: str, logo: QImage | None) -> int:
     writer.setCreator("Benchbay")
     page = QRectF(writer.pageLayout().fullRectPoints())
     content = QRectF(MARGIN, MARGIN, page.width() - 2 * MARGIN, page.height() - 2 * MARGIN - FOOTER_ROOM)
-    flow = Flow(writer, content)
-    title_page(flow, data, logo)
-    results_section(flow, data)     # on page 1 too when the first table fits there
-    methodology_section(flow, data)
+    flow = _lay_out(writer, content, data, logo)
     pages = [ops for ops in flow.pages if ops]
     painter = QPainter()
     if not painter.begin(writer):
@@ -97,6 +96,24 @@ def _render(data: ReportData, filename: str, logo: QImage | None) -> int:
     finally:
         painter.end()
     return len(pages)
+
+
+def _lay_out(writer: QPdfWriter, content: QRectF, data: ReportData, logo: QImage | None) -> Flow:
+    """The pages' contents. A last page holding only a few lines is avoided by laying the report out
+    again with tighter gaps between blocks (never smaller text); the first layout without one is taken."""
+    best: Flow | None = None
+    for spacing in SPACINGS:
+        flow = Flow(writer, content)
+        flow.spacing = spacing
+        title_page(flow, data, logo)
+        results_section(flow, data)     # on page 1 too when the first table fits there
+        methodology_section(flow, data)
+        count = sum(1 for ops in flow.pages if ops)
+        if best is None or count < sum(1 for ops in best.pages if ops):
+            best = flow
+        if count == 1 or flow.last_page_filled() >= LAST_PAGE_MIN:
+            return flow
+    return best if best is not None else flow
 
 
 # -- page 1 ----------------------------------------------------------------------------------------

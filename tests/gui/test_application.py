@@ -84,3 +84,54 @@ def test_excepthook_shows_the_crash_dialog(qtbot, monkeypatch, capsys):
         show_crash(type(exc), exc, exc.__traceback__)
     assert len(shown) == 1 and "RuntimeError: unexpected" in shown[0]
     assert "RuntimeError: unexpected" in capsys.readouterr().err
+
+
+
+START_CHILD = r"""
+import sys, threading
+sys.path.insert(0, ROOT)
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from app.gui import application
+from app.workbench import Workbench
+
+app = QApplication(sys.argv[:1])
+seen = {}
+
+def factory():
+    # the store opens in a thread while the start window is already on the screen
+    seen["main thread"] = threading.current_thread() is threading.main_thread()
+    seen["shown"] = sorted(type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible())
+    return Workbench(home=HOME + "/home", db_url="sqlite:///" + HOME + "/store.sqlite3")
+
+def poll():
+    shown = sorted(type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible())
+    if "MainWindow" in shown:
+        seen["after"] = shown
+        app.quit()
+    else:
+        QTimer.singleShot(20, poll)
+
+QTimer.singleShot(0, poll)
+code = application.run_gui(factory)
+print("RESULT", code, seen["main thread"], ",".join(seen["shown"]), ",".join(seen["after"]), flush=True)
+"""
+
+
+def test_the_window_shows_before_the_store_opens_and_the_main_window_takes_its_place(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    # a process of its own: run_gui sets up the application (style, signals, excepthook) as a start does
+    root = str(Path(__file__).resolve().parents[2])
+    code = f"ROOT = {root!r}\nHOME = {str(tmp_path)!r}\n" + START_CHILD
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    result = next((line.split() for line in done.stdout.splitlines() if line.startswith("RESULT")), None)
+    assert result is not None, done.stderr[-2000:]
+    _word, exit_code, main_thread, shown, after = result
+    assert exit_code == "0" and main_thread == "False"
+    assert "StartWindow" in shown.split(",")      # painted before the store and the main window's code
+    assert after == "MainWindow"                  # the start window gave way

@@ -199,6 +199,33 @@ def test_export_pdf_through_the_dialog_runs_in_the_pool(window, tab, two_hosts, 
     assert (round(width), round(height)) == (612, 792)
 
 
+def test_the_export_dialog_offers_the_last_customer_and_author_again_after_a_restart(
+        window, tab, two_hosts, workbench, make_window, qtbot, tmp_path):
+    compared(tab, qtbot, list(two_hosts))
+    dialog = tab.exports.open_pdf_dialog()
+    dialog.customer_edit.setText("ACME Corp")
+    dialog.author_edit.setText("Dana Sales")
+    dialog.output_edit.setText(str(tmp_path / "report.pdf"))
+    before = tab.exports.pdf_jobs
+    qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: tab.exports.pdf_jobs == before + 1, timeout=60_000)
+    again = tab.exports.open_pdf_dialog()   # the next export, same window
+    assert (again.customer_edit.text(), again.author_edit.text()) == ("ACME Corp", "Dana Sales")
+    again.reject()
+    from app.engine.settings import Settings
+
+    # kept in the settings: a Benchbay started afresh offers them too
+    assert (Settings.load(workbench.home).report_customer, Settings.load(workbench.home).report_author) == (
+        "ACME Corp", "Dana Sales")
+    workbench.settings = Settings.load(workbench.home)
+    second = make_window()
+    second.compare_runs(list(two_hosts))
+    qtbot.waitUntil(lambda: second.compare.comparison is not None, timeout=20_000)
+    fresh = second.compare.exports.open_pdf_dialog()
+    assert (fresh.customer_edit.text(), fresh.author_edit.text()) == ("ACME Corp", "Dana Sales")
+    fresh.reject()
+
+
 def test_export_pdf_error_is_one_line(window, tab, two_hosts, qtbot, tmp_path):
     compared(tab, qtbot, list(two_hosts))
     choice = ExportChoice("T", "", "", date.today(), str(tmp_path / "missing-logo.png"), "A4",

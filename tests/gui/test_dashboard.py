@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6.QtWidgets import QLabel
 
 from tests.fixtures.telemetry import synthetic_samples
 from widgets.dashboard import MODE_GRID, MODE_OVERLAY, Dashboard
@@ -161,9 +162,12 @@ def test_device_picker_switches_the_shown_device(dashboard, qtbot):
 
 def test_util_plot_explains_util(dashboard):
     dashboard.add_sample("db1", synthetic_samples(1, t0=T0)[0])
-    panel = dashboard.panels["db1"]
-    assert panel.util_caption.text() == UTIL_HINT and panel.util_caption.isVisible()
-    assert panel.plots["util"].toolTip() == UTIL_HINT
+    dashboard.add_sample("db2", synthetic_samples(1, t0=T0)[0])
+    # said once above both hosts, and no tooltip popping up over the chart
+    assert dashboard.util_note.text() == UTIL_HINT and dashboard.util_note.isVisible()
+    notes = [label for label in dashboard.findChildren(QLabel) if label.text() == UTIL_HINT]
+    assert notes == [dashboard.util_note]
+    assert all(panel.plots["util"].toolTip() == "" for panel in dashboard.panels.values())
     assert "not saturation on SSDs, NVMe or RAID" in UTIL_HINT
     # in the overlay, the graph showing %util says it in its title line and its tooltip
     dashboard.set_mode(MODE_OVERLAY)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import pyqtgraph as pg
 import pytest
 
 from app.gui.run_controller import load_run_results
@@ -62,8 +63,13 @@ def test_disk_results_table_charts_and_sweep(qtbot, workbench):
     # one latency chart per main job, none for the sweep's jobs
     assert list(view.latency_plots) == ["randread_4k", "syncwrite_4k"]
     bars = [i for i in view.latency_plots["randread_4k"].getPlotItem().items if hasattr(i, "opts")
-            and "height" in i.opts]
-    assert list(bars[0].opts["height"]) == [0.112, 0.098, 0.21, 0.48, 1.9]
+            and "y1" in i.opts]
+    # a log scale: each bar's top is log10 of its percentile, and each bar is labelled with its value
+    drawn = [10 ** top for top in bars[0].opts["y1"]]
+    assert [round(v, 9) for v in drawn] == [0.112, 0.098, 0.21, 0.48, 1.9]
+    texts = [i.textItem.toPlainText() for i in view.latency_plots["randread_4k"].getPlotItem().items
+             if isinstance(i, pg.TextItem)]
+    assert texts == ["0.112", "0.098", "0.21", "0.48", "1.9"]
     # the sweep: IOPS against log2(workers), flat after 4 workers
     assert view.sweep_data == ([1, 4, 16], [8900.0, 30100.0, 31000.0])
     x, y = view.sweep_curve.getData()
@@ -140,6 +146,8 @@ def test_mail_storm_results_summary_latency_and_synthetic_badge(qtbot, workbench
     (ax, ay), (qx, qy) = view.mail_charts.curves()
     assert ay == [300, 500, 480, 200] and ax == [0, 1, 2, 3, 4]
     assert (qx, qy) == ([0.0, 5.0, 10.1], [0.0, 40.0, 0.0])
+    accepts, queue = view.mail_charts.readouts   # hover reads the second under the pointer
+    assert accepts.show_at(1.4) == "1 s   accepted/s 500" and queue.show_at(5.6) == "5 s   in queue 40.0"
 
     synthetic = {"synthetic": True, "server": "127.0.0.1:25", "reason": "Connection refused", "messages": 2000,
                  "concurrency": 20, "size": 4096, "directory": "/srv"}
@@ -176,3 +184,23 @@ def test_restore_results_one_row_per_pass_and_non_durable_badge(qtbot, workbench
     assert "NON-DURABLE (fsync off)" in view.title.text()
     assert "PostgreSQL 15.20: fsync off, synchronous_commit off, wal_level minimal" in view.summary_label.text()
     assert not view.summary_label.isHidden() and view.latency_title.isHidden()
+
+
+def test_hovering_the_sweep_reads_the_workers_and_iops_under_the_pointer(qtbot, workbench):
+    from PySide6.QtCore import QPointF
+
+    run_id = store_run(workbench, "disk", disk_samples())
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.resize(1000, 900)
+    view.show()
+    loaded = load_run_results(workbench, run_id)
+    view.set_page(results_page(loaded.run, loaded.results, loaded.warnings))
+    qtbot.waitExposed(view)
+    box = view.sweep_plot.getPlotItem().getViewBox()
+    # the pointer just right of the 4-worker point (x = log2(4) = 2)
+    view.sweep_readout._moved(box.mapViewToScene(QPointF(2.2, 10_000.0)))
+    assert view.sweep_readout.text == "4 workers   IOPS 30,100"
+    assert view.sweep_readout.line.isVisible() and view.sweep_readout.line.value() == 2.0
+    view.sweep_readout._moved(QPointF(-50.0, -50.0))   # away from the chart: the title again
+    assert view.sweep_readout.text == "" and not view.sweep_readout.line.isVisible()

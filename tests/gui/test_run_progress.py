@@ -200,3 +200,35 @@ def test_a_hundred_hosts_scroll_in_a_bounded_area_under_one_overall_line(qtbot, 
     assert first.cancel_button.mapTo(progress, QPoint(0, 0)) == where      # the scroll bar took no room from it
     progress.scroll.ensureWidgetVisible(progress.rows["node099"].cancel_button)
     assert progress.scroll.verticalScrollBar().value() > 0
+
+
+@pytest.mark.parametrize("until_stable", [False, True])
+def test_a_repeated_test_is_one_row_whose_bar_never_goes_back(qtbot, clock, until_stable):
+    events = recorded("cpu")
+    progress = RunProgress()
+    qtbot.addWidget(progress)
+    row = progress.add_host("db1", expected=600.0, test="cpu")
+    t0, values, labels = events[0]["t"], [], []
+    for index in (1, 2, 3):
+        progress.add_event("db1", {"type": "repeat", "index": index, "of": 3, "group": "g",
+                                   **({"until_stable": True} if until_stable else {})})
+        labels.append(row.host_label.full_text)
+        for event in events:
+            clock.t += 0.5 if event["t"] == t0 else 0.0
+            clock.t = max(clock.t, 1000.0 + (index - 1) * 100 + (event["t"] - t0))
+            progress.add_event("db1", event)
+            progress.tick()
+            if row.bar.maximum():
+                values.append((index, event["type"], row.bar.value()))
+    assert list(progress.rows) == ["db1"] and len(progress.title.text().splitlines()) == 1
+    if until_stable:
+        assert labels == ["db1 · run 1", "db1 · run 2", "db1 · run 3"]
+    else:
+        assert labels == ["db1 · run 1 of 3", "db1 · run 2 of 3", "db1 · run 3 of 3"]
+    shown = [value for _index, _kind, value in values]
+    assert shown == sorted(shown), "the group's bar went back"
+    # each run moves it about a third further; 100 % only once the last run is done
+    before_end = [value for index, kind, value in values if until_stable or not (index == 3 and kind == "done")]
+    assert max(v for i, _k, v in values if i == 1) <= 334 and 600 < max(before_end) < 1000
+    progress.set_outcome("db1", "done", run_id=9)
+    assert row.bar.value() == 1000 and "run #9" in row.status_label.full_text

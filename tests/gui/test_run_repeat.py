@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
 from app.engine.repeats import MIN_REPEATS
+from app.summary.base import number
 from widgets.fingerprint_dialog import FingerprintDialog
 
 
@@ -57,9 +58,21 @@ def test_a_cpu_test_repeated_from_the_dialog_forms_a_group(window, workbench, qt
     assert len(group) == 32 and {r.repeat_group for r in runs} == {group}
     assert [r.repeat_index for r in workbench.store.runs.repeats(group)] == [1, 2]
     assert stored and stored[-1] == max(r.id for r in runs)
+    # one row for the group, its bar at 100 %; the results show the group's median and spread
+    assert list(dialog.progress.rows) == ["local"] and row.bar.value() == 1000
     panel = live.runs.results
-    if panel.window is not None:
-        panel.window.close()
+    last = max(r.id for r in runs)
+    qtbot.waitUntil(lambda: panel.window is not None and panel.window.isVisible() and last in panel.window.views,
+                    timeout=30_000)
+    view = panel.window.views[last]
+    assert view.group_table.isVisibleTo(view) and "2 runs" in view.group_title.text()
+    singles = sorted(sample.value for run in runs for sample in workbench.store.runs.get(run.id).results
+                     if sample.metric == "single")
+    row_of = {view.group_cell(i, 0): i for i in range(view.group_table.rowCount())}
+    single = next(i for label, i in row_of.items() if label.startswith("CPU single core"))
+    assert view.group_cell(single, 1).split()[0] == number((singles[0] + singles[1]) / 2)
+    assert view.group_cell(single, 2) == f"{number(singles[0])} – {number(singles[1])}"
+    panel.window.close()
     dialog.close()
 
 

@@ -235,18 +235,18 @@ def test_closing_after_saving_the_comparison_asks_nothing(window, workbench, qtb
 def test_window_size_and_splitters_are_restored(make_window, workbench, qtbot):
     first = make_window()
     # the offscreen screen is 800 px wide and a restored window is kept inside its screen: the height tells
-    first.resize(first.minimumSizeHint().width(), 650)
+    first.resize(700, 650)
     qtbot.waitUntil(lambda: first.height() == 650)
-    first.centralWidget().setSizes([300, first.centralWidget().width() - 300])
+    first.splitter.setSizes([300, first.splitter.width() - 300])
     first.live.runs_pane.splitter.setSizes([150, 300])
     first.compare.view.transpose_box.setChecked(True)
-    main_sizes = first.centralWidget().sizes()
+    main_sizes = first.splitter.sizes()
     first.close()
     assert (workbench.home / "window.ini").is_file()
 
     second = make_window()
-    assert (second.width(), second.height()) == (first.minimumSizeHint().width(), 650)
-    assert second.centralWidget().sizes() == main_sizes
+    assert (second.width(), second.height()) == (700, 650)
+    assert second.splitter.sizes() == main_sizes
     runs = second.live.runs_pane.splitter.sizes()
     assert runs[0] < runs[1], runs
     assert second.compare.view.transpose_box.isChecked() and second.compare.view.table.transposed
@@ -287,3 +287,36 @@ def test_right_click_on_a_host_opens_its_menu(window, qtbot):
     menu = QApplication.activePopupWidget()
     assert menu.objectName() == "hostMenu" and "Gather facts" in [a.text() for a in menu.actions()]
     menu.close()
+
+
+def test_gather_facts_acts_on_every_selected_host(window, workbench, qtbot):
+    from remote.hostspec import HostSpec
+    from widgets.host_groups import select_hosts
+    from widgets.host_list import STATUS_CONNECTING
+
+    # two hosts nobody listens for (a closed loopback port): each gets its own answer, refused
+    for name in ("db-a", "db-b"):
+        workbench.add_host(HostSpec(name=name, address="127.0.0.1", port=9))
+    window.refresh()
+    qtbot.waitUntil(lambda: window.host_list.count() == 3 and window.pool.active_count() == 0, timeout=10_000)
+    assert select_hosts(window.host_list, ["local", "db-a", "db-b"]) == ["local", "db-a", "db-b"]
+    window.gather_action.trigger()
+    assert {window.host_list.status(h) for h in ("local", "db-a", "db-b")} == {STATUS_CONNECTING}
+    wait_idle(qtbot, window, timeout=60_000)
+    assert window.host_list.status("local") == "ok"
+    for name in ("db-a", "db-b"):
+        assert window.host_list.status(name) == "error" and window.host_list.message(name), name
+    assert workbench.latest_facts_taken("local") is not None
+
+
+def test_facts_gatherings_are_not_counted_or_listed_as_runs(window, workbench, qtbot):
+    ids = store_two_servers(workbench.store)
+    assert window.gather_facts("local")
+    wait_idle(qtbot, window, timeout=60_000)
+    assert workbench.store.runs.list(test="facts")   # stored, as the host's record
+    window.reload_runs()
+    wait_idle(qtbot, window)
+    assert window.tabs.tabText(1) == f"Runs ({len(ids)})"
+    model = window.runs_table.model()
+    tests = {str(model.index(r, 2).data()) for r in range(model.rowCount())}
+    assert len(tests) >= 2 and not any("facts" in text.lower() for text in tests), tests

@@ -325,3 +325,31 @@ def test_a_coloured_square_stays_with_the_server_name_when_a_cell_wraps(qapp, tm
     laid = flow.lay_lines([line], flow.width_of(SWATCH + "cloud-vm", CELL_BOLD) + 2.0)
     assert "".join(text for text, _style in laid[0]) == SWATCH + "cloud-vm"
     assert ["".join(t for t, _s in row) for row in laid[1:]] == ["baseline", "server"]
+
+
+@pytest.mark.parametrize("page_size", ["A4", "Letter"])
+def test_no_report_ends_on_a_page_of_a_few_lines(qapp, workbench, tmp_path: Path, page_size: str) -> None:
+    # two servers' disk, CPU and mail storm runs without notes: laid out as it was, the last caveat
+    # of the appendix went onto a fourth page of its own
+    ids = store_two_servers(workbench.store)
+    data = gather(workbench, list(ids.values()), None,
+                  ReportOptions(title="Server comparison", date=date(2026, 11, 26), page_size=page_size))
+    path = tmp_path / "report.pdf"
+    pages = write_pdf(data, path)
+    subprocess.run([_pdftoppm(), "-r", "30", "-png", "-f", str(pages), "-l", str(pages), str(path),
+                    str(tmp_path / "last")], check=True, timeout=60)
+    [image_path] = tmp_path.glob("last-*.png")
+    image = QImage(str(image_path))
+    footer = image.height() - int(image.height() * 84 / SIZES[page_size][1])   # the footer's band
+    inked = [y for y in range(0, footer) if any(image.pixelColor(x, y).lightness() < 200
+                                                for x in range(0, image.width(), 2))]
+    used = (max(inked) - min(inked)) / footer
+    assert pages == 1 or used >= 0.2, f"page {pages} of {pages} holds {used:.0%} of a page"
+
+
+def test_a_percent_axis_stops_at_100_also_for_a_reading_a_hair_over_it() -> None:
+    from app.report.pdf_charts import percent_ticks
+
+    assert percent_ticks(0.0, 100.4)[-1] == 100.0 and percent_ticks(0.0, 99.0)[-1] == 100.0
+    assert percent_ticks(0.0, 30.0)[-1] < 100.0   # a quiet disk keeps a scale it can be read on
+    assert percent_ticks(0.0, 180.0)[-1] >= 180.0   # several cores' CPU %: the data decides
