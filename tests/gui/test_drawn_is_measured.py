@@ -332,9 +332,12 @@ def test_results_charts_draw_the_stored_figures(workbench, qtbot):
     assert view.latency_plots, "no latency charts"
     for key, plot in view.latency_plots.items():
         bars = [i for i in plot.getPlotItem().items if isinstance(i, pg.BarGraphItem)]
-        heights = [float(h) for h in bars[0].opts["height"]]
+        # bars on a log scale: each bar's top is log10 of a stored figure (an unmeasured one draws no bar)
+        bottom = float(bars[0].opts["y0"])
+        tops = [10.0 ** float(t) for t in bars[0].opts["y1"] if float(t) > bottom]
         stored_latency = {v for m, v in stored.items() if m.startswith(f"{key}.") and not m.endswith(("iops", "mbps"))}
-        assert heights and all(any(math.isclose(h, v) for v in stored_latency) for h in heights), (key, heights)
+        assert tops and all(any(math.isclose(t, v, rel_tol=1e-9) for v in stored_latency) for t in tops), (key, tops)
+        assert set(view.latency_data[key][1]) <= stored_latency | {0.0}
 
 
 def test_the_pdf_draws_the_compare_telemetry_the_window_draws(workbench):
