@@ -235,7 +235,7 @@ class ResultsView(QWidget):
             # a log scale: p99.9 is often 10-100x the median, and a linear bar would flatten the rest
             # a percentile the engine did not report comes as 0: no bar, and "—" where it would be
             positive = [v for v in values if v > 0 and math.isfinite(v)] or [1.0]
-            base = math.floor(math.log10(min(positive)))
+            base = math.floor(math.log10(min(positive)) - 1e-9)   # a bar of exactly 10^k still shows
             top = math.log10(max(positive))
             tops = [math.log10(v) if v > 0 and math.isfinite(v) else base for v in values]
             plot.addItem(pg.BarGraphItem(x=list(range(len(values))), y0=base, y1=tops, width=0.6, brush=self.colour,

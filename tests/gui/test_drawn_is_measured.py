@@ -338,6 +338,7 @@ def test_results_charts_draw_the_stored_figures(workbench, qtbot):
         stored_latency = {v for m, v in stored.items() if m.startswith(f"{key}.") and not m.endswith(("iops", "mbps"))}
         assert tops and all(any(math.isclose(t, v, rel_tol=1e-9) for v in stored_latency) for t in tops), (key, tops)
         assert set(view.latency_data[key][1]) <= stored_latency | {0.0}
+        assert len(tops) == sum(1 for v in view.latency_data[key][1] if v > 0)   # every measured one shows
 
 
 def test_the_pdf_draws_the_compare_telemetry_the_window_draws(workbench):
