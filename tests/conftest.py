@@ -5,6 +5,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 pytest_plugins = [
+    "tests.fixtures.leftovers",   # the check at the end of the run; first: the fixtures import it
     "tests.fixtures.sshd",
     "tests.fixtures.tarpit",
     "tests.fixtures.postgres",
