@@ -15,4 +15,6 @@ pytest_plugins = [
     "tests.fixtures.store",
     "tests.fixtures.login_users",
     "tests.fixtures.tmpdirs",
+    "tests.fixtures.processes",
+    "tests.fixtures.xserver",
 ]

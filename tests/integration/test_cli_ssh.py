@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -147,12 +146,15 @@ def test_unreachable_hosts_fail_within_the_timeout(cli_env, tarpit, capsys) -> N
     assert main(["host", "add", "closed", "--address", "127.0.0.1", "--port", "1"]) == 0
     assert main(["host", "add", "noname", "--address", "no-such-host.invalid"]) == 0
     for name, words in (("silent", "banner"), ("closed", "refused"), ("noname", "resolve")):
-        started = time.monotonic()
-        # a real process, so that everything it prints on stderr is seen (paramiko logs too)
+        # a real process, so that everything it prints on stderr is seen (paramiko logs too); its start-up
+        # (seconds on a busy machine) is not part of the promise: the bound on the whole is only "no hang"
         done = subprocess.run([sys.executable, str(ROOT / "main.py"), "host", "facts", name], capture_output=True,
-                              text=True, timeout=30, env=os.environ.copy(), stdin=subprocess.DEVNULL)
-        elapsed = time.monotonic() - started
+                              text=True, timeout=120, env=os.environ.copy(), stdin=subprocess.DEVNULL)
         assert done.returncode == 1
         assert words in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert elapsed < 2 + 3, f"{name}: {elapsed:.1f}s (timeout 2 s, plus start-up)"
+    # the promise, as the silent server sees it: from its accept to the client's close, the 2 s timeout
+    # (which also counted the TCP connect before the accept) and a second for a busy machine to act on it
+    [connection] = tarpit.connections
+    assert tarpit.wait_closed(30), "the silent server's connection is still open after its client ended"
+    assert connection.held < 2 + 1, f"held {connection.held:.2f} s (timeout 2 s)"
