@@ -5,6 +5,7 @@ logged in on the host would.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -59,8 +60,16 @@ def _running_on_host(store) -> object:
     return runs[0] if runs else None
 
 
-def _start_and_kill(cli_env, name: str, sig: int = signal.SIGKILL,
-                    phases: str = PHASES) -> tuple[object, subprocess.Popen]:
+def _agent_pid(run_dir: Path) -> int:
+    return int(_wait_for("the agent's pid", lambda: (run_dir / "agent.pid").exists()
+                         and (run_dir / "agent.pid").read_text().strip()))
+
+
+def _start_and_kill(cli_env, name: str, sig: int = signal.SIGKILL, phases: str = PHASES,
+                    hold: bool = False) -> tuple[object, subprocess.Popen]:
+    """Start a run, let it go a little, then `sig` to its workbench. `hold`: the host holds the run (its agent
+    stopped with SIGSTOP) before the signal, so that it is still running however slow the machine is; the
+    caller lets it go on with _release."""
     proc = _benchbay("run", name, "--test", "idle", "--set", f"phases={phases}", "--interval", str(INTERVAL))
     store = open_store(f"sqlite:///{cli_env['db']}")
     try:
@@ -68,6 +77,8 @@ def _start_and_kill(cli_env, name: str, sig: int = signal.SIGKILL,
         events = Path(run.remote.run_dir) / "events.jsonl"
         _wait_for("the first phase", lambda: events.exists() and b"phase_start" in events.read_bytes())
         time.sleep(1.5)   # samples and events already read by the workbench that is about to die
+        if hold:
+            os.kill(_agent_pid(Path(run.remote.run_dir)), signal.SIGSTOP)
         proc.send_signal(sig)
         return run, proc
     finally:
@@ -176,15 +187,24 @@ def test_a_live_workbench_keeps_its_run(cli_env, ssh_host) -> None:
     assert detail.run.status == "done" and detail.results
 
 
+def _release(run) -> None:
+    """Let a held run's agent go on (SIGCONT); nothing when it is gone."""
+    with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
+        os.kill(int((Path(run.remote.run_dir) / "agent.pid").read_text()), signal.SIGCONT)
+
+
 def test_a_run_still_running_on_the_host_is_left_for_attach_then_followed(cli_env, ssh_host) -> None:
     name = _add(ssh_host)
-    run, proc = _start_and_kill(cli_env, name)
-    _finish(proc)
-    # at once: the agent still has seconds to go; a start only collects what is over, and says so
-    code, _out, err = _finish(_benchbay("monitor", name, "--seconds", "1"))
-    assert code == 0, err
-    assert f"run {run.id} on {name} is still running on the host" in err and f"runs attach {run.id}" in err
-    assert _detail(cli_env, run.id)[0].run.status == "running"
+    run, proc = _start_and_kill(cli_env, name, hold=True)
+    try:
+        _finish(proc)
+        # the host holds the run: a start only collects what is over, and says so
+        code, _out, err = _finish(_benchbay("monitor", name, "--seconds", "1"))
+        assert code == 0, err
+        assert f"run {run.id} on {name} is still running on the host" in err and f"runs attach {run.id}" in err
+        assert _detail(cli_env, run.id)[0].run.status == "running"
+    finally:
+        _release(run)
     code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)))
     assert code == 0, err
     detail, _ = _detail(cli_env, run.id)
