@@ -33,8 +33,9 @@ def _add(host, name: str | None = None) -> str:
     return name
 
 
-def _run_dirs() -> set[str]:
-    return set(glob.glob(os.path.join(os.environ.get("TMPDIR", "/tmp"), "benchbay-*")))
+def _run_dirs(host) -> set[str]:
+    """Run directories in the test host's own TMPDIR (other test runs on this machine have theirs)."""
+    return set(glob.glob(os.path.join(host.tmpdir, "benchbay-*")))
 
 
 def test_first_contact_trust_then_facts_match_proc(cli_env, ssh_host, capsys) -> None:
@@ -59,7 +60,7 @@ def test_first_contact_trust_then_facts_match_proc(cli_env, ssh_host, capsys) ->
     assert main(["host", "trust", name, "--fingerprint", expected_fp]) == 0
     assert expected_fp in capsys.readouterr().out
 
-    before = _run_dirs()
+    before = _run_dirs(ssh_host)
     assert main(["host", "facts", name, "--json"]) == 0
     facts = json.loads(capsys.readouterr().out)
     models, total_bytes = _proc_facts()
@@ -69,7 +70,7 @@ def test_first_contact_trust_then_facts_match_proc(cli_env, ssh_host, capsys) ->
     assert facts["cpu"]["threads"] == os.cpu_count()
     assert facts["tools"]["fio"]["present"] in (True, False)
     # the agent's private run directory is gone from the host
-    assert _run_dirs() - before == set()  # none left behind (others may come and go)
+    assert _run_dirs(ssh_host) - before == set()  # none left behind
 
     assert main(["runs", "list", "--host", name, "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)
@@ -101,11 +102,11 @@ def test_host_without_python3_says_what_to_install(cli_env, ssh_host_nopython, c
     name = _add(ssh_host_nopython)
     main(["host", "trust", name, "--fingerprint", ssh_keygen_fingerprint(ssh_host_nopython.host_key_path)])
     capsys.readouterr()
-    before = _run_dirs()
+    before = _run_dirs(ssh_host_nopython)
     assert main(["host", "facts", name]) == 1
     err = capsys.readouterr().err
     assert "python3" in err and "install" in err
-    assert _run_dirs() - before == set()  # none left behind (others may come and go)
+    assert _run_dirs(ssh_host_nopython) - before == set()  # none left behind
 
 
 def test_ssh_config_alias_works_like_ssh(cli_env, ssh_host, capsys) -> None:
