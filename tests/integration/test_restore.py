@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -16,7 +17,14 @@ from remote.run_session import RunSession
 
 pytestmark = pytest.mark.integration
 
-LEFTOVERS = r"SELECT datname FROM pg_database WHERE datname ~ '^benchbay_[a-z0-9]+_(src|j1|jn)$'"
+
+
+def _left_by(events: list[dict]) -> str:
+    """The scratch databases a run left (named after its run directory: other test runs on this
+    PostgreSQL have their own)."""
+    run_dir = next(e["run_dir"] for e in events if e["type"] == "started")
+    tag = re.sub(r"[^a-z0-9]", "", os.path.basename(run_dir.rstrip("/")).lower())[-16:]
+    return _psql(f"SELECT datname FROM pg_database WHERE datname ~ '^benchbay_{tag}_(src|j1|jn)$'").stdout.strip()
 
 
 def _psql(sql: str) -> subprocess.CompletedProcess:
@@ -77,7 +85,7 @@ def test_restore_times_both_passes_and_leaves_nothing(workbench, local_pg, tmp_p
     events = workbench.store.runs.events(outcome.run_id)
     phases = [e["phase"] for e in events if e["type"] == "phase_start"]
     assert phases == ["generate", "dump", "restore_j1", "restore_jn"]
-    assert _psql(LEFTOVERS).stdout.strip() == ""
+    assert _left_by(events) == ""
     assert list(work.iterdir()) == []          # the dump and its directory are gone
 
 
@@ -173,7 +181,7 @@ def test_a_password_travels_through_the_fifo_never_to_disk_or_ps(workbench, pass
     assert {"restore_j1.total_s", "restore_jN.total_s"} <= results
     start = next(e for e in session.events if e["type"] == "start")
     assert "password" not in start["params"]
-    assert _psql(LEFTOVERS).stdout.strip() == ""
+    assert _left_by(session.events) == ""
 
 
 def test_a_wrong_password_fails_quickly_with_one_line(workbench, password_roles, tmp_path) -> None:

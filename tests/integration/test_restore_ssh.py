@@ -6,6 +6,7 @@ local socket (peer auth): the databases and files checked here are the ones the 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -27,9 +28,15 @@ def _psql(sql: str) -> subprocess.CompletedProcess:
                           timeout=30)
 
 
-def _scratch_databases() -> set[str]:
+def _scratch_databases(run_dir: str | None = None) -> set[str]:
+    """Scratch databases of restores (of the run in `run_dir` only, when given: other test runs on this
+    PostgreSQL have their own, named after their run directories)."""
     listing = subprocess.run(["psql", "-X", "-At", "-l"], capture_output=True, text=True, timeout=30, check=True)
-    return {line.split("|", 1)[0] for line in listing.stdout.splitlines() if line.startswith("benchbay_")}
+    names = {line.split("|", 1)[0] for line in listing.stdout.splitlines() if line.startswith("benchbay_")}
+    if run_dir is None:
+        return names
+    tag = re.sub(r"[^a-z0-9]", "", os.path.basename(run_dir.rstrip("/")).lower())[-16:]
+    return {name for name in names if name.startswith(f"benchbay_{tag}_")}
 
 
 @pytest.fixture()
@@ -64,7 +71,6 @@ def test_restore_over_ssh_records_times_and_leaves_nothing(workbench, ssh_host, 
     name = _add(workbench, ssh_host)
     work = tmp_path / "work"
     work.mkdir()
-    before = _scratch_databases()
     request = RunRequest(name, "restore", {"size_mb": 8, "jobs": 2, "test_dir": str(work)}, interval=0.5)
     outcome = execute_run(workbench, request, RunControl())
 
@@ -81,9 +87,9 @@ def test_restore_over_ssh_records_times_and_leaves_nothing(workbench, ssh_host, 
     events = workbench.store.runs.events(outcome.run_id)
     assert [e["phase"] for e in events if e["type"] == "phase_start"] == ["generate", "dump", "restore_j1",
                                                                             "restore_jn"]
-    assert _scratch_databases() <= before   # no scratch database of this run left (psql -l)
-    assert list(work.iterdir()) == []       # nor the dump
     _, run_dir = _agent(events)
+    assert _scratch_databases(run_dir) == set()   # no scratch database of this run left (psql -l)
+    assert list(work.iterdir()) == []       # nor the dump
     assert not os.path.exists(run_dir) and processes_using(run_dir) == []
 
 
@@ -91,15 +97,16 @@ def test_cancel_in_the_middle_of_a_restore_over_ssh(workbench, ssh_host, peer_pg
     name = _add(workbench, ssh_host)
     work = tmp_path / "work"
     work.mkdir()
-    before = _scratch_databases()
     control = RunControl()
     during: dict[str, object] = {}
 
     def on_event(host: str, event: dict) -> None:
+        if event["type"] == "started":
+            during["run_dir"] = event["run_dir"]
         if event["type"] == "progress" and event.get("phase") == "restore_j1" and "files" not in during:
             # the dump is written, pg_restore fills a scratch database: what a cancel must take away
             during["files"] = [p.name for p in work.rglob("*")]
-            during["databases"] = _scratch_databases() - before
+            during["databases"] = _scratch_databases(str(during["run_dir"]))
             control.cancel()
 
     request = RunRequest(name, "restore", {"size_mb": 64, "jobs": 2, "test_dir": str(work)}, interval=0.5)
@@ -117,5 +124,5 @@ def test_cancel_in_the_middle_of_a_restore_over_ssh(workbench, ssh_host, peer_pg
     assert not running(pid)
     assert not os.path.exists(run_dir) and processes_using(run_dir) == []
     assert processes_using(str(work)) == []   # pg_restore and psql went with the agent
-    assert _scratch_databases() <= before
+    assert _scratch_databases(run_dir) == set()
     assert list(work.iterdir()) == []
