@@ -1,6 +1,7 @@
 """The restore test through the real run engine on `local` against the local PostgreSQL."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -17,6 +18,9 @@ from remote.run_session import RunSession
 
 pytestmark = pytest.mark.integration
 
+
+
+HBA_LOCK = "/run/lock/benchbay-test-pg-hba.lock"
 
 
 def _left_by(events: list[dict]) -> str:
@@ -127,6 +131,10 @@ def test_without_the_tools_a_file_level_restore_runs(workbench, tmp_path) -> Non
 def password_roles(local_pg):
     """Two login roles with a password, one with CREATEDB and one without, that must log in over TCP with
     scram-sha-256: a pg_hba.conf line for them goes first, and the file is put back and reloaded after."""
+    # pg_hba.conf is the server's, one for every test run on this machine: one edits it at a time
+    Path(HBA_LOCK).parent.mkdir(parents=True, exist_ok=True)
+    lock = open(HBA_LOCK, "ab")  # noqa: SIM115 - held until the file is put back
+    fcntl.flock(lock, fcntl.LOCK_EX)
     hba = Path(_psql("SHOW hba_file").stdout.strip())
     original = hba.read_text()
     tag = secrets.token_hex(4)
@@ -147,6 +155,7 @@ def password_roles(local_pg):
         _psql("SELECT pg_reload_conf()")
         for role in (creator, plain):
             _psql(f"DROP ROLE IF EXISTS {role}")
+        lock.close()
 
 
 def _dsn(role: str) -> str:
