@@ -38,9 +38,19 @@ say "ruff"
 "$VENV/bin/ruff" check .
 say "pytest"
 export QT_QPA_PLATFORM=offscreen
+# The tests wait on servers far more than they compute: several worker processes (pytest-xdist) even on two
+# cores. Tests sharing one machine-wide fixture stay in one worker (tests/conftest.py, ONE_WORKER).
+# BENCHBAY_TEST_WORKERS=1 runs everything in one process.
+workers="${BENCHBAY_TEST_WORKERS:-4}"
+parallel=()
+if [ "$workers" != 1 ]; then parallel=(-n "$workers" --dist loadgroup); fi
+# A temporary directory of this run's own: pytest's numbered ones in the shared /tmp/pytest-of-USER are
+# cleaned up by other test runs on the same machine
+basetemp=$(mktemp -d "${TMPDIR:-/tmp}/bb-test-run.XXXXXX")
 set +e
-"$VENV/bin/python" -m pytest "$@"
+"$VENV/bin/python" -m pytest --basetemp="$basetemp/pytest" "${parallel[@]}" "$@"
 status=$?
+rm -rf --one-file-system "$basetemp"
 set -e
 if [ "$status" -eq 5 ]; then
     echo "no test was collected: that is a failure" >&2

@@ -78,7 +78,9 @@ def test_replay_at_60x_takes_a_sixtieth_and_ends_with_every_sample(view, workben
     with qtbot.waitSignal(view.clock.finished, timeout=10_000):
         pass
     took = time.monotonic() - began
-    assert SAMPLES / 60 * 0.9 <= took <= SAMPLES / 60 + 1.0   # 2 s of replay for 2 min of run
+    # 2 s of replay for 2 min of run: never faster; slower only by what a busy machine delays the event loop
+    # (the clock follows the wall clock, so a late tick catches up), not by the 60x of a clock counting ticks
+    assert SAMPLES / 60 * 0.9 <= took <= SAMPLES / 60 + 4.0
     qtbot.waitUntil(lambda: len(util_points(view, label)) == SAMPLES)
     assert len(view.dashboard.panels[label].plots["util"].markers()) == 3
     assert not view.clock.playing and view.play_button.text() == "Play"

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -34,8 +33,9 @@ def _add(host, name: str | None = None) -> str:
     return name
 
 
-def _run_dirs() -> set[str]:
-    return set(glob.glob(os.path.join(os.environ.get("TMPDIR", "/tmp"), "benchbay-*")))
+def _run_dirs(host) -> set[str]:
+    """Run directories in the test host's own TMPDIR (other test runs on this machine have theirs)."""
+    return set(glob.glob(os.path.join(host.tmpdir, "benchbay-*")))
 
 
 def test_first_contact_trust_then_facts_match_proc(cli_env, ssh_host, capsys) -> None:
@@ -60,7 +60,7 @@ def test_first_contact_trust_then_facts_match_proc(cli_env, ssh_host, capsys) ->
     assert main(["host", "trust", name, "--fingerprint", expected_fp]) == 0
     assert expected_fp in capsys.readouterr().out
 
-    before = _run_dirs()
+    before = _run_dirs(ssh_host)
     assert main(["host", "facts", name, "--json"]) == 0
     facts = json.loads(capsys.readouterr().out)
     models, total_bytes = _proc_facts()
@@ -70,7 +70,7 @@ def test_first_contact_trust_then_facts_match_proc(cli_env, ssh_host, capsys) ->
     assert facts["cpu"]["threads"] == os.cpu_count()
     assert facts["tools"]["fio"]["present"] in (True, False)
     # the agent's private run directory is gone from the host
-    assert _run_dirs() - before == set()  # none left behind (others may come and go)
+    assert _run_dirs(ssh_host) - before == set()  # none left behind
 
     assert main(["runs", "list", "--host", name, "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)
@@ -102,11 +102,11 @@ def test_host_without_python3_says_what_to_install(cli_env, ssh_host_nopython, c
     name = _add(ssh_host_nopython)
     main(["host", "trust", name, "--fingerprint", ssh_keygen_fingerprint(ssh_host_nopython.host_key_path)])
     capsys.readouterr()
-    before = _run_dirs()
+    before = _run_dirs(ssh_host_nopython)
     assert main(["host", "facts", name]) == 1
     err = capsys.readouterr().err
     assert "python3" in err and "install" in err
-    assert _run_dirs() - before == set()  # none left behind (others may come and go)
+    assert _run_dirs(ssh_host_nopython) - before == set()  # none left behind
 
 
 def test_ssh_config_alias_works_like_ssh(cli_env, ssh_host, capsys) -> None:
@@ -147,12 +147,15 @@ def test_unreachable_hosts_fail_within_the_timeout(cli_env, tarpit, capsys) -> N
     assert main(["host", "add", "closed", "--address", "127.0.0.1", "--port", "1"]) == 0
     assert main(["host", "add", "noname", "--address", "no-such-host.invalid"]) == 0
     for name, words in (("silent", "banner"), ("closed", "refused"), ("noname", "resolve")):
-        started = time.monotonic()
-        # a real process, so that everything it prints on stderr is seen (paramiko logs too)
+        # a real process, so that everything it prints on stderr is seen (paramiko logs too); its start-up
+        # (seconds on a busy machine) is not part of the promise: the bound on the whole is only "no hang"
         done = subprocess.run([sys.executable, str(ROOT / "main.py"), "host", "facts", name], capture_output=True,
-                              text=True, timeout=30, env=os.environ.copy(), stdin=subprocess.DEVNULL)
-        elapsed = time.monotonic() - started
+                              text=True, timeout=120, env=os.environ.copy(), stdin=subprocess.DEVNULL)
         assert done.returncode == 1
         assert words in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert elapsed < 2 + 3, f"{name}: {elapsed:.1f}s (timeout 2 s, plus start-up)"
+    # the promise, as the silent server sees it: from its accept to the client's close, the 2 s timeout
+    # (which also counted the TCP connect before the accept) and a second for a busy machine to act on it
+    [connection] = tarpit.connections
+    assert tarpit.wait_closed(30), "the silent server's connection is still open after its client ended"
+    assert connection.held < 2 + 1, f"held {connection.held:.2f} s (timeout 2 s)"

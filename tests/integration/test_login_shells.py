@@ -92,13 +92,13 @@ def test_account_without_login_shell_is_one_true_line(cli_env, login_users, user
     err = capsys.readouterr().err.strip()
     assert time.monotonic() - started < 30
     assert len(err.splitlines()) == 1
-    assert f"the account {user} has no login shell" in err and "python3" not in err
+    assert f"the account {login_users.host(user).user} has no login shell" in err and "python3" not in err
     if user == "bbt-nologin":
         assert "currently not available" in err      # what nologin itself said
     assert main(["monitor", name, "--seconds", "1"]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert f"the account {user} has no login shell" in err and "mktemp" not in err
+    assert f"the account {login_users.host(user).user} has no login shell" in err and "mktemp" not in err
     _nothing_left(user)
 
 

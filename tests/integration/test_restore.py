@@ -1,8 +1,10 @@
 """The restore test through the real run engine on `local` against the local PostgreSQL."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -16,7 +18,17 @@ from remote.run_session import RunSession
 
 pytestmark = pytest.mark.integration
 
-LEFTOVERS = r"SELECT datname FROM pg_database WHERE datname ~ '^benchbay_[a-z0-9]+_(src|j1|jn)$'"
+
+
+HBA_LOCK = "/run/lock/benchbay-test-pg-hba.lock"
+
+
+def _left_by(events: list[dict]) -> str:
+    """The scratch databases a run left (named after its run directory: other test runs on this
+    PostgreSQL have their own)."""
+    run_dir = next(e["run_dir"] for e in events if e["type"] == "started")
+    tag = re.sub(r"[^a-z0-9]", "", os.path.basename(run_dir.rstrip("/")).lower())[-16:]
+    return _psql(f"SELECT datname FROM pg_database WHERE datname ~ '^benchbay_{tag}_(src|j1|jn)$'").stdout.strip()
 
 
 def _psql(sql: str) -> subprocess.CompletedProcess:
@@ -77,7 +89,7 @@ def test_restore_times_both_passes_and_leaves_nothing(workbench, local_pg, tmp_p
     events = workbench.store.runs.events(outcome.run_id)
     phases = [e["phase"] for e in events if e["type"] == "phase_start"]
     assert phases == ["generate", "dump", "restore_j1", "restore_jn"]
-    assert _psql(LEFTOVERS).stdout.strip() == ""
+    assert _left_by(events) == ""
     assert list(work.iterdir()) == []          # the dump and its directory are gone
 
 
@@ -119,6 +131,10 @@ def test_without_the_tools_a_file_level_restore_runs(workbench, tmp_path) -> Non
 def password_roles(local_pg):
     """Two login roles with a password, one with CREATEDB and one without, that must log in over TCP with
     scram-sha-256: a pg_hba.conf line for them goes first, and the file is put back and reloaded after."""
+    # pg_hba.conf is the server's, one for every test run on this machine: one edits it at a time
+    Path(HBA_LOCK).parent.mkdir(parents=True, exist_ok=True)
+    lock = open(HBA_LOCK, "ab")  # noqa: SIM115 - held until the file is put back
+    fcntl.flock(lock, fcntl.LOCK_EX)
     hba = Path(_psql("SHOW hba_file").stdout.strip())
     original = hba.read_text()
     tag = secrets.token_hex(4)
@@ -139,6 +155,7 @@ def password_roles(local_pg):
         _psql("SELECT pg_reload_conf()")
         for role in (creator, plain):
             _psql(f"DROP ROLE IF EXISTS {role}")
+        lock.close()
 
 
 def _dsn(role: str) -> str:
@@ -173,7 +190,7 @@ def test_a_password_travels_through_the_fifo_never_to_disk_or_ps(workbench, pass
     assert {"restore_j1.total_s", "restore_jN.total_s"} <= results
     start = next(e for e in session.events if e["type"] == "start")
     assert "password" not in start["params"]
-    assert _psql(LEFTOVERS).stdout.strip() == ""
+    assert _left_by(session.events) == ""
 
 
 def test_a_wrong_password_fails_quickly_with_one_line(workbench, password_roles, tmp_path) -> None:

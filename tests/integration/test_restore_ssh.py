@@ -101,15 +101,16 @@ def test_cancel_in_the_middle_of_a_restore_over_ssh(workbench, ssh_host, peer_pg
     name = _add(workbench, ssh_host)
     work = tmp_path / "work"
     work.mkdir()
-    before = _scratch_databases()
     control = RunControl()
     during: dict[str, object] = {}
 
     def on_event(host: str, event: dict) -> None:
+        if event["type"] == "started":
+            during["run_dir"] = event["run_dir"]
         if event["type"] == "progress" and event.get("phase") == "restore_j1" and "files" not in during:
             # the dump is written, pg_restore fills a scratch database: what a cancel must take away
             during["files"] = [p.name for p in work.rglob("*")]
-            during["databases"] = _scratch_databases() - before
+            during["databases"] = _scratch_databases(str(during["run_dir"]))
             control.cancel()
 
     request = RunRequest(name, "restore", {"size_mb": 64, "jobs": 2, "test_dir": str(work)}, interval=0.5)

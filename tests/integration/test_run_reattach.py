@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,9 +35,29 @@ def _add(host) -> str:
     return host.name
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_what_the_test_started() -> Iterator[None]:
+    """Every `benchbay` a test started, and every run it left on the (local) test host, is gone after it."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def _popen(argv: list[str], **popen) -> subprocess.Popen:
+    proc = subprocess.Popen(argv, **popen)
+    _STARTED.append(proc)
+    return proc
+
+
 def _benchbay(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(ROOT / "main.py"), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=os.environ.copy())
+    return _popen([sys.executable, str(ROOT / "main.py"), *args], stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=os.environ.copy())
 
 
 def _finish(proc: subprocess.Popen, timeout: float = 90) -> tuple[int, str, str]:
@@ -60,8 +81,28 @@ def _running_on_host(store) -> object:
     return runs[0] if runs else None
 
 
-def _start_and_kill(cli_env, name: str, sig: int = signal.SIGKILL,
-                    phases: str = PHASES) -> tuple[object, subprocess.Popen]:
+def _agent_pid(run_dir: Path) -> int:
+    return int(_wait_for("the agent's pid", lambda: (run_dir / "agent.pid").exists()
+                         and (run_dir / "agent.pid").read_text().strip()))
+
+
+def _release(run) -> None:
+    """Let a held run's agent go on (SIGCONT); nothing when it is gone."""
+    with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
+        os.kill(int((Path(run.remote.run_dir) / "agent.pid").read_text()), signal.SIGCONT)
+
+
+def _kill_run(run) -> None:
+    for pid in processes_using(run.remote.run_dir):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _start_and_kill(cli_env, name: str, sig: int = signal.SIGKILL, phases: str = PHASES,
+                    hold: bool = False) -> tuple[object, subprocess.Popen]:
+    """Start a run, let it go a little, then `sig` to its workbench. `hold`: the host holds the run (its agent
+    stopped with SIGSTOP) before the signal, so that it is still running however slow the machine is; the
+    caller lets it go on with _release."""
     proc = _benchbay("run", name, "--test", "idle", "--set", f"phases={phases}", "--interval", str(INTERVAL))
     store = open_store(f"sqlite:///{cli_env['db']}")
     try:
@@ -69,6 +110,8 @@ def _start_and_kill(cli_env, name: str, sig: int = signal.SIGKILL,
         events = Path(run.remote.run_dir) / "events.jsonl"
         _wait_for("the first phase", lambda: events.exists() and b"phase_start" in events.read_bytes())
         time.sleep(1.5)   # samples and events already read by the workbench that is about to die
+        if hold:
+            os.kill(_agent_pid(Path(run.remote.run_dir)), signal.SIGSTOP)
         proc.send_signal(sig)
         return run, proc
     finally:
@@ -172,7 +215,12 @@ def test_a_live_workbench_keeps_its_run(cli_env, ssh_host) -> None:
         run = _wait_for("the run to start on the host", lambda: _running_on_host(store))
     finally:
         store.close()
-    code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)))
+    # the host holds the run while a second Benchbay tries to take it, so it is not over by then
+    os.kill(_agent_pid(Path(run.remote.run_dir)), signal.SIGSTOP)
+    try:
+        code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)))
+    finally:
+        _release(run)
     assert code == 1 and f"run {run.id} is still driven by Benchbay pid {proc.pid} on this computer" in err
     code, _out, err = _finish(proc)
     assert code == 0, err                          # the first workbench finished its run undisturbed
@@ -182,13 +230,16 @@ def test_a_live_workbench_keeps_its_run(cli_env, ssh_host) -> None:
 
 def test_a_run_still_running_on_the_host_is_left_for_attach_then_followed(cli_env, ssh_host) -> None:
     name = _add(ssh_host)
-    run, proc = _start_and_kill(cli_env, name)
-    _finish(proc)
-    # at once: the agent still has seconds to go; a start only collects what is over, and says so
-    code, _out, err = _finish(_benchbay("monitor", name, "--seconds", "1"))
-    assert code == 0, err
-    assert f"run {run.id} on {name} is still running on the host" in err and f"runs attach {run.id}" in err
-    assert _detail(cli_env, run.id)[0].run.status == "running"
+    run, proc = _start_and_kill(cli_env, name, hold=True)
+    try:
+        _finish(proc)
+        # the host holds the run: a start only collects what is over, and says so
+        code, _out, err = _finish(_benchbay("monitor", name, "--seconds", "1"))
+        assert code == 0, err
+        assert f"run {run.id} on {name} is still running on the host" in err and f"runs attach {run.id}" in err
+        assert _detail(cli_env, run.id)[0].run.status == "running"
+    finally:
+        _release(run)
     code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)))
     assert code == 0, err
     detail, _ = _detail(cli_env, run.id)
@@ -219,13 +270,14 @@ def test_the_window_at_start_up_follows_a_lost_run_to_its_end(cli_env, ssh_host,
         bench.close()
 
 
-def test_sigterm_to_the_window_is_handled_like_ctrl_c(cli_env, ssh_host) -> None:
+def test_sigterm_to_the_window_is_handled_like_ctrl_c(cli_env, ssh_host, request) -> None:
     name = _add(ssh_host)
-    # a 30 s test: the window takes it over while it runs
-    run, proc = _start_and_kill(cli_env, name, phases='[["measure","Measure",30]]')
+    # a 10 min test (cancelled long before): the window takes it over while it runs, however slow its start
+    run, proc = _start_and_kill(cli_env, name, phases='[["measure","Measure",600]]')
+    request.addfinalizer(lambda: _kill_run(run))   # if the test fails before the window cancels it
     _finish(proc)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    window = subprocess.Popen([sys.executable, str(ROOT / "main.py")], stdout=subprocess.PIPE,
+    window = _popen([sys.executable, str(ROOT / "main.py")], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
     store = open_store(f"sqlite:///{cli_env['db']}")
     try:

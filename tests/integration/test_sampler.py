@@ -89,12 +89,14 @@ def test_a_timed_measurement_ends_on_the_hosts_own_clock(run_dir: Path, mode: st
 def test_ticks_arrive_every_half_second_with_sane_values(run_dir: Path, mode: str) -> None:
     pid = start_local(run_dir, 0.5, mode)
     assert os.getpgid(pid) == pid and os.getsid(pid) == pid   # own session: kill -TERM -PID stops it
-    time.sleep(3.2 if mode == "auto" else 2.2)
+    want = 6 if mode == "auto" else 4
+    # as many ticks as the test needs, however long a busy machine takes (their spacing is checked below)
+    assert wait_for(lambda: len(parse((run_dir / "samples.raw").read_bytes())[1]) >= want, 60)
     parser, snapshots, samples = parse((run_dir / "samples.raw").read_bytes())
     assert parser.bad_ticks == 0 and parser.garbage_lines == 0, parser.last_error
     assert parser.header is not None
     assert parser.header.shell.startswith("bash" if mode != "posix" else "sh")
-    assert (6 if mode == "auto" else 4) <= len(snapshots) <= 8, [s.uptime for s in snapshots]
+    assert len(snapshots) >= want, [s.uptime for s in snapshots]
     gaps = [b.uptime - a.uptime for a, b in zip(snapshots, snapshots[1:], strict=False)]
     assert all(0.3 <= gap <= 0.75 for gap in gaps), gaps
     # the schedule does not drift: the mean spacing is the interval within 10 ms

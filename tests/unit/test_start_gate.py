@@ -42,10 +42,11 @@ def test_no_more_hosts_start_at_once_than_the_gate_has_slots() -> None:
 
 
 def test_starts_are_spread_not_all_in_the_same_instant() -> None:
+    before = time.monotonic()
     _most, began = _start_many(StartGate(slots=10, spacing=0.04), count=6, hold=0.0)
-    gaps = [b - a for a, b in zip(began, began[1:], strict=False)]
-    assert min(gaps) >= 0.035
-    assert began[-1] - began[0] >= 5 * 0.035
+    # the k-th start is never earlier than k spacings after the first could begin; later is a busy machine's
+    # scheduling, not the gate (so the gaps between two starts seen by the threads prove nothing)
+    assert all(at >= before + k * 0.04 - 0.001 for k, at in enumerate(began)), [at - before for at in began]
 
 
 def test_a_host_that_hangs_in_its_start_up_holds_one_slot_and_the_others_go_on() -> None:
