@@ -7,10 +7,11 @@ from collections import defaultdict
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractButton, QApplication, QPushButton, QStyle, QStyleOptionButton, QToolButton
+from PySide6.QtWidgets import QAbstractButton, QApplication
 
 from resources import resource_text
 from tests.fixtures.comparison_runs import store_two_servers
+from tests.gui.clipping import text_room
 from widgets.theme import DARK, LIGHT, stylesheet_for
 
 pytestmark = pytest.mark.gui
@@ -66,17 +67,6 @@ def test_delete_in_the_runs_table_does_not_remove_a_host(window, workbench, qtbo
     qtbot.keyClick(window.runs_table, Qt.Key.Key_Delete)
     assert asked == []
 
-
-def text_room(button: QAbstractButton) -> int:
-    """The width the button's style leaves for its text."""
-    if isinstance(button, QPushButton):
-        option = QStyleOptionButton()
-        option.initFrom(button)
-        option.text = button.text()
-        return button.style().subElementRect(QStyle.SubElement.SE_PushButtonContents, option, button).width()
-    margin = button.style().pixelMetric(QStyle.PixelMetric.PM_ButtonMargin, None, button)
-    arrow = 16 if isinstance(button, QToolButton) and button.arrowType() != Qt.ArrowType.NoArrow else 0
-    return button.contentsRect().width() - margin - arrow
 
 
 def cut_off_buttons(window) -> list[str]:

@@ -19,7 +19,7 @@ import pytest
 
 from app.cli import main
 from storage.db import open_store
-from tests.fixtures.processes import processes_using
+from tests.fixtures.processes import children, processes_using
 from tests.fixtures.sshd import ssh_keygen_fingerprint
 
 pytestmark = pytest.mark.integration
@@ -390,18 +390,6 @@ def test_ctrl_c_twice_says_what_stays_on_the_host_and_attach_removes_it(cli_env,
     assert not run_dir.exists() and processes_using(str(run_dir)) == []
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
 
 def test_the_open_window_collects_a_lost_link_run_once_its_host_answers(cli_env, fresh_ssh_host, qtbot) -> None:
     from app.gui.main_window import MainWindow
@@ -422,11 +410,11 @@ def test_the_open_window_collects_a_lost_link_run_once_its_host_answers(cli_env,
         run_dir = Path(run.remote.run_dir)
         _wait_for("the sampler", lambda: (run_dir / "samples.raw").exists())
         # the host's sshd goes away with every connection (the run itself goes on: it is detached)
-        connections, todo = [], _children(server.process.pid)
+        connections, todo = [], children(server.process.pid)
         while todo:   # each connection's sshd processes (the run itself left them: it is detached)
             pid = todo.pop()
             connections.append(pid)
-            todo += _children(pid)
+            todo += children(pid)
         connections = [pid for pid in connections if pid not in processes_using(str(run_dir))]
         server.stop()
         for pid in connections:
