@@ -48,7 +48,8 @@ if [ "$workers" != 1 ]; then parallel=(-n "$workers" --dist loadgroup); fi
 # cleaned up by other test runs on the same machine
 basetemp=$(mktemp -d "${TMPDIR:-/tmp}/bb-test-run.XXXXXX")
 set +e
-"$VENV/bin/python" -m pytest --basetemp="$basetemp/pytest" "${parallel[@]}" "$@"
+# the slowest tests are listed at the end of every run: a suite that grows slow says where
+"$VENV/bin/python" -m pytest --durations=20 --basetemp="$basetemp/pytest" "${parallel[@]}" "$@"
 status=$?
 rm -rf --one-file-system "$basetemp"
 set -e

@@ -11,6 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 pytest_plugins = [
     "tests.fixtures.leftovers",   # the check at the end of the run; first: the fixtures import it
+    "tests.fixtures.processes",   # before the fixtures that import it, so pytest rewrites its asserts
     "tests.fixtures.sshd",
     "tests.fixtures.tarpit",
     "tests.fixtures.postgres",
@@ -22,7 +23,6 @@ pytest_plugins = [
     "tests.fixtures.tmpdirs",
     "tests.fixtures.netns",
     "tests.fixtures.capacity_hosts",
-    "tests.fixtures.processes",
     "tests.fixtures.xserver",
 ]
 
