@@ -418,7 +418,8 @@ class LivePlot(pg.PlotWidget):
 
     def fit_y(self, x0: float, x1: float) -> None:
         """Fit y to the visible data: 0 to a rounded maximum (never below y_min_top), or the fixed range."""
-        self.marker_strip.set_range(x0, x1)
+        following = self.group.follow and self.group.window is not None
+        self.marker_strip.set_range(x0, x1, self.group.window if following else None)
         if self.y_fixed is not None:
             return
         top = self.y_min_top

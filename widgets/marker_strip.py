@@ -38,6 +38,7 @@ class StripMarker:
 _ABBREVIATIONS = ((re.compile(r",? (\d+) workers?\b"), r" ×\1"), (re.compile(r"\bRandom read\b"), "Rand read"),
                   (re.compile(r"\bSync write\b"), "Sync wr"), (re.compile(r" ([KMG])iB\b"), r" \1"),
                   (re.compile(r"\bWriting the test file\b"), "Write file"), (re.compile(r" · .*"), ""))
+_NUMBERS = re.compile(r"\d+(–\d+)?")
 
 
 def label_forms(label: str) -> list[str]:
@@ -73,8 +74,12 @@ class MarkerTag(QGraphicsObject):
             return   # the window moved, the tag did not change: no repaint
         self.prepareGeometryChange()
         self.markers, self.text, self._width, self._right_aligned = markers, text, width, right_aligned
-        self.setToolTip(self._strip.tooltip(markers))
+        self.setToolTip(self._strip.tooltip(markers, self.numbered()))
         self.update()
+
+    def numbered(self) -> bool:
+        """The tag shows the phases' numbers, not a name."""
+        return _NUMBERS.fullmatch(self.text) is not None
 
     def boundingRect(self) -> QRectF:
         height = self._strip.strip_height()
@@ -127,6 +132,7 @@ class MarkerStrip(pg.GraphicsWidget):
         self._markers: list[StripMarker] = []
         self._tags: list[MarkerTag] = []
         self._range = (0.0, 1.0)
+        self._span: float | None = None
         self._laid_out: tuple | None = None
         height = self.strip_height()
         self.setMinimumHeight(height)
@@ -152,25 +158,36 @@ class MarkerStrip(pg.GraphicsWidget):
     def markers(self) -> list[StripMarker]:
         return list(self._markers)
 
-    def set_range(self, x0: float, x1: float) -> None:
+    def set_range(self, x0: float, x1: float, span: float | None = None) -> None:
+        """The x range shown; span: the window's full width while it is still filling (a live view's first
+        minutes), so the labels are chosen at the zoom they keep once it slides."""
         self._range = (x0, x1)
+        self._span = span
         self.relayout()
 
     def refresh_tooltips(self) -> None:
         """The time format changed (clock or elapsed)."""
         for tag in self._tags:
-            tag.setToolTip(self.tooltip(tag.markers))
+            tag.setToolTip(self.tooltip(tag.markers, tag.numbered()))
 
     def tags(self) -> list[MarkerTag]:
         """The tags on screen (tests check where they are)."""
         return [tag for tag in self._tags if tag.isVisible()]
 
-    def tooltip(self, markers: list[StripMarker]) -> str:
+    def tooltip(self, markers: list[StripMarker], numbered: bool = False) -> str:
+        """Each marker's time and full text; numbered when its tag shows the numbers."""
         lines = []
         for marker in markers:
             hosts = f" — {', '.join(marker.hosts)}" if marker.hosts else ""
-            lines.append(f"{self.format_x(marker.x)}  {marker.label}{hosts}")
+            number = self.number(marker) if numbered else 0
+            lines.append(f"{self.format_x(marker.x)}  {f'{number}. ' if number else ''}{marker.label}{hosts}")
         return "\n".join(lines)
+
+    def number(self, marker: StripMarker) -> int:
+        """The marker's number in the run, as a tag too narrow for a name shows it (0 for a lone marker)."""
+        if len(self._markers) < 2:
+            return 0
+        return next((i + 1 for i, m in enumerate(self._markers) if m is marker), 0)
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
@@ -187,19 +204,19 @@ class MarkerStrip(pg.GraphicsWidget):
     def relayout(self) -> None:
         x0, x1 = self._range
         width = self.rect().width()
-        key = (x0, x1, width, len(self._markers), id(self._markers))
+        key = (x0, x1, self._span, width, len(self._markers), id(self._markers))
         if key == self._laid_out:
             return
         self._laid_out = key
         if x1 <= x0 or width <= 0:
             self._place([], 0.0, 0.0)
             return
-        scale = width / (x1 - x0)
+        scale = width / max(x1 - x0, self._span or 0.0)
         # markers join a tag by their distance from each other, over ALL markers, not only the visible
         # ones: a tag's text then depends on the zoom alone and stays the same while the window slides
         groups: list[tuple[float, list[StripMarker]]] = []
         for marker in self._markers:
-            px = (marker.x - x0) * scale
+            px = marker.x * scale
             if groups and px - groups[-1][0] < MIN_LABEL_PX:
                 groups[-1][1].append(marker)
             else:
@@ -210,9 +227,14 @@ class MarkerStrip(pg.GraphicsWidget):
         """Each tag's text: the longest form of its first marker's label that fits before the next tag,
         else none (the tooltip has it) — never a cut name. The gaps depend on the zoom alone."""
         texts: list[str] = []
+        first = 1
         for index, (px, members) in enumerate(groups):
             suffix = f" +{len(members) - 1}" if len(members) > 1 else ""
             forms = [form + suffix for form in label_forms(members[0].label)]
+            # the last resort: the phases' numbers in the run ("3", "4–6"), which the tooltip spells out
+            last = first + len(members) - 1
+            forms.append(f"{first}–{last}" if last > first else str(first))
+            first = last + 1
             if index + 1 < len(groups):
                 room = groups[index + 1][0] - px - TICK_PX - GAP_PX
             else:
@@ -235,7 +257,8 @@ class MarkerStrip(pg.GraphicsWidget):
             if index >= len(shown):
                 tag.setVisible(False)
                 continue
-            at, px, members = shown[index]
+            at, _px, members = shown[index]
+            px = (members[0].x - x0) * width / (x1 - x0)
             text = texts[at]
             label_width = self._metrics.horizontalAdvance(text) if text else 0.0
             tick_px = max(px, 0.0)   # a tag whose first marker scrolled off keeps its place at the edge
