@@ -16,8 +16,9 @@ class ChartColours:
 
     def companion(self, colour: str) -> str:
         """A second shade of a host's colour (w/s beside r/s): towards the text colour, so it keeps its
-        contrast with the background in both themes."""
-        return mix(colour, self.ink, 0.45)
+        contrast with the background in both themes. The live charts also dash it, so the shade stays
+        close enough to the host's colour to read as that host."""
+        return mix(colour, self.ink, 0.3)
 
 
 def mix(a: str, b: str, share_of_b: float) -> str:

@@ -16,6 +16,7 @@ from widgets.chart_theme import chart_colours
 from widgets.compare_data import CellView, ComparisonData, MetricView, RowView, row_colours
 from widgets.compare_table import BEST_MARK, better_text
 from widgets.host_colours import host_colour
+from widgets.hover_readout import BarReadout
 from widgets.plot_items import ThousandsAxis, escape
 
 MAX_COLUMNS = 4         # charts per line of the grid, at most
@@ -45,7 +46,8 @@ class BarChart(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.setFixedHeight(CHROME_PX + BAR_PX * max(len(column), 1))
         # a pyqtgraph title never wraps and sets the chart's minimum width: the direction goes under the axis
-        plot.setTitle(f"<span style='color:{ink}'>{escape(item.label)}</span>", size="9pt")
+        title = f"<span style='color:{ink}'>{escape(item.label)}</span>"
+        plot.setTitle(title, size="9pt")
         plot.setLabel("bottom", f"{item.unit + ', ' if item.unit else ''}{better_text(item)}", color=muted)
         for name in ("left", "bottom"):
             plot.getAxis(name).setPen(pg.mkPen(muted))
@@ -77,6 +79,9 @@ class BarChart(pg.PlotWidget):
             label.setPos(max(cell.value, 0.0), position)
             plot.addItem(label)
             self.value_labels.append(label)
+        # the pointer on a bar reads its server and value in the title line, as the other charts do
+        self.readout = BarReadout(self, lambda: title, item.unit or item.label, self.labels,
+                                  [cell.value for _row, cell in column], self.colours)
 
     def bar_lengths(self) -> list[float]:
         return [float(w) for w in self.bar_item.opts["width"]]

@@ -16,7 +16,9 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from widgets.chart_theme import chart_colours
 from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView, row_colours
 from widgets.host_colours import host_colour
+from widgets.hover_readout import HoverReadout
 from widgets.plot_items import BACKGROUND, MUTED, ElapsedAxis, escape, nice_ceiling
+from widgets.time_axis import format_elapsed
 
 PERCENT = "%"
 
@@ -66,6 +68,8 @@ class CompareOverlay(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(pickers)
         layout.addWidget(self.plot)
+        # the pointer reads every server's value at that time since its test started, as in Live and Graphs
+        self.readout = HoverReadout(self.plot, self._title_html, format_elapsed, max_gap=2.5)
         self.metric_picker.currentIndexChanged.connect(lambda _i: self.request())
         self.test_picker.currentIndexChanged.connect(lambda _i: self.request())
         self._apply_theme()
@@ -135,10 +139,10 @@ class CompareOverlay(QWidget):
         top = 0.0
         for series in curves:
             colour = self._colours.get(series.run_id) or host_colour(series.label, [s.label for s in curves])
-            item = pg.PlotDataItem(series.t, series.values, pen=pg.mkPen(colour, width=1.5))
+            device = f" ({series.device})" if series.device else ""
+            item = pg.PlotDataItem(series.t, series.values, pen=pg.mkPen(colour, width=1.5), name=series.label + device)
             plot.addItem(item)
             self.curves[series.run_id] = item
-            device = f" ({series.device})" if series.device else ""
             self.legend.append((series.label + device, colour))
             top = max([top, *series.values])
             unit = series.unit or unit
@@ -156,12 +160,15 @@ class CompareOverlay(QWidget):
         else:
             self.status.setText("No telemetry of this kind was stored for these runs." if self._colours else "")
 
-    def _show_title(self) -> None:
+    def _title_html(self) -> str:
         ink = self.colours.ink
         parts = [f"<span style='color:{ink}'>{escape(self._title)}</span>"] if self._title else []
         parts += [f"<span style='color:{colour}'>━</span>&nbsp;<span style='color:{ink}'>{escape(label)}</span>"
                   for label, colour in self.legend]
-        self.plot.getPlotItem().setTitle("&nbsp;&nbsp;&nbsp;".join(parts) or None, size="9pt")
+        return "&nbsp;&nbsp;&nbsp;".join(parts)
+
+    def _show_title(self) -> None:
+        self.plot.getPlotItem().setTitle(self._title_html() or None, size="9pt")
 
     def legend_labels(self) -> list[str]:
         return [label for label, _colour in self.legend]

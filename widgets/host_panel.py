@@ -16,6 +16,9 @@ COMPANION = "companion"    # the host's second shade, beside a HOST curve in the
 UTIL_HINT = ("%util is the share of time the device was busy — not saturation on SSDs, NVMe or RAID, "
              "which serve many requests at once")
 UTIL_SHORT = "%util: busy time, not saturation on SSD, NVMe or RAID"
+# what each chart shows, with its unit, along its y axis: it stays when a narrow title line drops the title
+Y_LABELS = {"util": "%util", "queue": "aqu-sz", "iops": "IOPS", "mbs": "MB/s", "await": "Latency (ms)",
+            "cpu": "CPU %", "load": "Load", "mem": "MB"}
 CPU_COLOURS = {"user": "#4c9f70", "system": "#d0453a", "iowait": "#e5a823", "steal": "#8e6bbf"}
 _STATE_COLOURS = {RunState.ERROR: "#d0453a", RunState.FAILED: "#d0453a", RunState.RECONNECTING: "#b7791f",
                   RunState.CANCELLED: "#8a6d1f"}
@@ -157,8 +160,12 @@ class HostPanel(QWidget):
             plot = LivePlot(title, group=group, y_range=y_range, y_min_top=min_top,
                             legend=len(curves) > 1 or key == "cpu", short_title=short)
             plot.setMinimumHeight(PLOT_MIN_HEIGHT)
+            plot.set_y_label(Y_LABELS[key])
             for curve_key, name, buffer_key, role in curves:
-                plot.add_curve(curve_key, name, self._colour_of(role, plot), series.buffer(buffer_key))
+                # the second curve of a pair (w/s beside r/s) is dashed: a shade of the host's colour alone
+                # is too close to tell apart, and another hue would belong to another host
+                plot.add_curve(curve_key, name, self._colour_of(role, plot), series.buffer(buffer_key),
+                               dashed=role == COMPANION)
             if key == "cpu":
                 plot.add_stack([(k, k, CPU_COLOURS[k]) for k in CPU_STACK],
                                [series.host[f"stack.{k}"] for k in CPU_STACK])

@@ -16,8 +16,12 @@ from widgets.crosshair import CrosshairLine, CurveValue, nearest_index, readout_
 class HoverReadout:
     """Attached to a PlotWidget: follows the pointer; `text` is the readout shown (empty when away)."""
 
-    def __init__(self, plot: pg.PlotWidget, title: Callable[[], str], x_text: Callable[[float], str]) -> None:
+    def __init__(self, plot: pg.PlotWidget, title: Callable[[], str], x_text: Callable[[float], str],
+                 max_gap: float | None = None) -> None:
+        """max_gap: a curve farther from the pointer than this many of its sample intervals reads "–" (curves
+        of different lengths on one chart: one that ended has no value there, not its last one)."""
         self.plot = plot
+        self._max_gap = max_gap
         self._title = title
         self._x_text = x_text
         self.text = ""
@@ -43,6 +47,10 @@ class HoverReadout:
                 spot = float(t[index]) if value is not None else None   # the second the value began
             else:
                 index = nearest_index(t, x)
+                if index is not None and self._max_gap is not None and len(t) > 1:
+                    interval = float(np.median(np.diff(t)))
+                    if abs(float(t[index]) - x) > self._max_gap * interval:
+                        index = None
                 value = float(v[index]) if index is not None else None
                 spot = float(t[index]) if index is not None else None
             at = spot if at is None else at
@@ -74,3 +82,43 @@ class HoverReadout:
                 self.clear()
             return
         self.show_at(box.mapSceneToView(position).x())
+
+
+class BarReadout:
+    """Hover on a horizontal bar chart (servers down the side): the bar under the pointer, its server and
+    value, in the chart's title line."""
+
+    def __init__(self, plot: pg.PlotWidget, title: Callable[[], str], name: str, labels: list[str],
+                 values: list[float | None], colours: list[str]) -> None:
+        self.plot = plot
+        self._title = title
+        self._name = name
+        self._labels, self._values, self._colours = labels, values, colours
+        self.text = ""
+        plot.scene().sigMouseMoved.connect(self._moved)
+
+    def show_at(self, y: float) -> str:
+        """The readout of the bar at data y (bars sit at 0, 1, 2 …); "" between or past them."""
+        row = round(y)
+        if not 0 <= row < len(self._labels) or abs(y - row) > 0.5:
+            self.clear()
+            return ""
+        value = CurveValue(self._name, self._colours[row], self._values[row])
+        theme = chart_colours(self.plot.palette())
+        self.plot.getPlotItem().setTitle(readout_html(self._labels[row], [value], theme.ink, theme.muted),
+                                         size="9pt")
+        self.text = readout_text(self._labels[row], [value])
+        return self.text
+
+    def clear(self) -> None:
+        if not self.text:
+            return
+        self.text = ""
+        self.plot.getPlotItem().setTitle(self._title(), size="9pt")
+
+    def _moved(self, position: QPointF) -> None:
+        box = self.plot.getPlotItem().getViewBox()
+        if not box.sceneBoundingRect().contains(position):
+            self.clear()
+            return
+        self.show_at(box.mapSceneToView(position).y())

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QSize, Qt
-from PySide6.QtGui import QColor, QWheelEvent
+from PySide6.QtGui import QColor, QFontMetricsF, QWheelEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from widgets.chart_theme import ChartColours, chart_colours
@@ -34,6 +34,7 @@ from widgets.wheel_scroll import on_screen, scroll_page
 __all__ = ["BACKGROUND", "DEFAULT_WINDOW", "FRAME_MS", "GRID", "INK", "MIN_SPAN", "MUTED", "LivePlot", "PlotGroup",
            "format_elapsed"]
 LEFT_AXIS_PX = 44
+Y_LABEL_PT = 8
 _THEME_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange, QEvent.Type.StyleChange)
 
 
@@ -64,7 +65,9 @@ class LivePlot(pg.PlotWidget):
         self._y_top: float | None = None
         # the legend is a line of the title ("IOPS  — r/s  — w/s"): over the data it would hide the
         # newest samples, and inside the view it would be repainted with every frame
-        self._title = PlotTitle(self.plot_item, lambda: self.width() - LEFT_AXIS_PX - 10.0, title, short_title, legend)
+        self._title = PlotTitle(self.plot_item, lambda: self.width() - self._left_axis_px() - 10.0, title, short_title,
+                                legend)
+        self.y_label = ""
         self._legend = self._title.entries   # key -> (name, colour, filled)
         self.plot_item.hideButtons()
         self.plot_item.setMenuEnabled(False)
@@ -110,11 +113,32 @@ class LivePlot(pg.PlotWidget):
             axis.setPen(pg.mkPen(colours.muted))
             axis.setTextPen(pg.mkPen(colours.muted))
         self._grid.set_pen(colours.grid)
-        self.marker_strip.set_colours(colours.ink, colours.grid)
+        if self.__dict__.get("y_label"):
+            self.set_y_label(self.y_label)
+        self.marker_strip.set_colours(colours.ink, colours.grid, colours.background)
         self.crosshair.set_colour(colours.muted)
         self._show_title()
 
     # -- y axis ------------------------------------------------------------------------------------
+
+    def set_y_label(self, text: str) -> None:
+        """What the chart shows, with its unit, along the y axis ("Latency (ms)"): it stays when a narrow
+        title line has room only for the curves' names."""
+        self.y_label = text
+        axis = self.plot_item.getAxis("left")
+        axis.setLabel(text, color=self.colours.muted, **{"font-size": f"{Y_LABEL_PT}pt"})
+        axis.setWidth(self._left_axis_px())
+
+    def _left_axis_px(self) -> float:
+        if not self.__dict__.get("y_label"):
+            return float(LEFT_AXIS_PX)
+        axis = self.plot_item.getAxis("left")
+        ticks = float(LEFT_AXIS_PX)
+        if self.y_fixed is not None:   # 0 to 100 %: room for "100" is enough, the label takes the rest
+            metrics = QFontMetricsF(axis.style.get("tickFont") or self.font())
+            ticks = min(ticks, metrics.horizontalAdvance(f"{self.y_fixed[1]:,.0f}") + 10.0)
+        # as pyqtgraph counts it: the label's box is larger than its text
+        return round(ticks + 0.8 * axis.label.boundingRect().height())
 
     def set_y_policy(self, y_range: tuple[float, float] | None, min_top: float = 1.0) -> None:
         """A fixed y range (percentages), or 0 to the visible maximum, never below min_top."""
@@ -159,6 +183,8 @@ class LivePlot(pg.PlotWidget):
         item = self._make_item(pen)
         self.plot_item.addItem(item)
         self._curves[key] = _Curve(item, buffer)
+        if dashed:
+            self._title.dashed.add(key)
         self._legend[key] = (name, QColor(colour).name(), False)
         self._show_title()
         return buffer
@@ -167,7 +193,8 @@ class LivePlot(pg.PlotWidget):
         name, _old, filled = self._legend[key]
         if filled:
             return
-        self._curves[key].item.setPen(pg.mkPen(colour, width=1))
+        style = Qt.PenStyle.DashLine if key in self._title.dashed else Qt.PenStyle.SolidLine
+        self._curves[key].item.setPen(pg.mkPen(colour, width=1, style=style))
         self._legend[key] = (name, QColor(colour).name(), filled)
         self._show_title()
 
@@ -233,6 +260,7 @@ class LivePlot(pg.PlotWidget):
 
     def remove_curve(self, key: str) -> None:
         curve = self._curves.pop(key)
+        self._title.dashed.discard(key)
         self.plot_item.removeItem(curve.item)
         if curve.fill is not None:
             self.plot_item.removeItem(curve.fill)
@@ -390,7 +418,8 @@ class LivePlot(pg.PlotWidget):
 
     def fit_y(self, x0: float, x1: float) -> None:
         """Fit y to the visible data: 0 to a rounded maximum (never below y_min_top), or the fixed range."""
-        self.marker_strip.set_range(x0, x1)
+        following = self.group.follow and self.group.window is not None
+        self.marker_strip.set_range(x0, x1, self.group.window if following else None)
         if self.y_fixed is not None:
             return
         top = self.y_min_top

@@ -2,7 +2,8 @@
 
 Each marker is a tick with a short label; the full text (and the time, and the hosts in an overlay)
 is its tooltip. Markers whose ticks are too close for a label of their own collapse into one tag
-that names how many they are.
+that names how many they are. What a tag says depends on the zoom only, never on where the window
+is: a label does not change while the live window slides.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class StripMarker:
 _ABBREVIATIONS = ((re.compile(r",? (\d+) workers?\b"), r" ×\1"), (re.compile(r"\bRandom read\b"), "Rand read"),
                   (re.compile(r"\bSync write\b"), "Sync wr"), (re.compile(r" ([KMG])iB\b"), r" \1"),
                   (re.compile(r"\bWriting the test file\b"), "Write file"), (re.compile(r" · .*"), ""))
+_NUMBERS = re.compile(r"\d+(–\d+)?")
 
 
 def label_forms(label: str) -> list[str]:
@@ -72,8 +74,12 @@ class MarkerTag(QGraphicsObject):
             return   # the window moved, the tag did not change: no repaint
         self.prepareGeometryChange()
         self.markers, self.text, self._width, self._right_aligned = markers, text, width, right_aligned
-        self.setToolTip(self._strip.tooltip(markers))
+        self.setToolTip(self._strip.tooltip(markers, self.numbered()))
         self.update()
+
+    def numbered(self) -> bool:
+        """The tag shows the phases' numbers, not a name."""
+        return _NUMBERS.fullmatch(self.text) is not None
 
     def boundingRect(self) -> QRectF:
         height = self._strip.strip_height()
@@ -103,6 +109,9 @@ class MarkerTag(QGraphicsObject):
         painter.setFont(self._strip.label_font)
         painter.setPen(QColor(self._strip.ink))
         box = self.label_rect()
+        if self._right_aligned:   # it may lie over the previous label: on the strip's background, readable
+            painter.fillRect(box.adjusted(-2, 1, 0, 0), QColor(self._strip.background))
+            painter.setPen(QColor(self._strip.ink))
         align = Qt.AlignmentFlag.AlignVCenter | (Qt.AlignmentFlag.AlignRight if self._right_aligned
                                                  else Qt.AlignmentFlag.AlignLeft)
         painter.drawText(box, int(align), self.text)
@@ -116,12 +125,14 @@ class MarkerStrip(pg.GraphicsWidget):
         self.format_x = format_x
         self.ink = "#1f2933"
         self.line = "#d0d4d9"
+        self.background = "#ffffff"
         self.label_font = QFont()
         self.label_font.setPointSizeF(FONT_PT)
         self._metrics = QFontMetricsF(self.label_font)
         self._markers: list[StripMarker] = []
         self._tags: list[MarkerTag] = []
         self._range = (0.0, 1.0)
+        self._span: float | None = None
         self._laid_out: tuple | None = None
         height = self.strip_height()
         self.setMinimumHeight(height)
@@ -131,8 +142,10 @@ class MarkerStrip(pg.GraphicsWidget):
     def strip_height(self) -> float:
         return float(int(self._metrics.height()) + 4)
 
-    def set_colours(self, ink: str, line: str) -> None:
+    def set_colours(self, ink: str, line: str, background: str | None = None) -> None:
         self.ink, self.line = ink, line
+        if background is not None:
+            self.background = background
         self.update()
         for tag in self._tags:
             tag.update()
@@ -145,25 +158,36 @@ class MarkerStrip(pg.GraphicsWidget):
     def markers(self) -> list[StripMarker]:
         return list(self._markers)
 
-    def set_range(self, x0: float, x1: float) -> None:
+    def set_range(self, x0: float, x1: float, span: float | None = None) -> None:
+        """The x range shown; span: the window's full width while it is still filling (a live view's first
+        minutes), so the labels are chosen at the zoom they keep once it slides."""
         self._range = (x0, x1)
+        self._span = span
         self.relayout()
 
     def refresh_tooltips(self) -> None:
         """The time format changed (clock or elapsed)."""
         for tag in self._tags:
-            tag.setToolTip(self.tooltip(tag.markers))
+            tag.setToolTip(self.tooltip(tag.markers, tag.numbered()))
 
     def tags(self) -> list[MarkerTag]:
         """The tags on screen (tests check where they are)."""
         return [tag for tag in self._tags if tag.isVisible()]
 
-    def tooltip(self, markers: list[StripMarker]) -> str:
+    def tooltip(self, markers: list[StripMarker], numbered: bool = False) -> str:
+        """Each marker's time and full text; numbered when its tag shows the numbers."""
         lines = []
         for marker in markers:
             hosts = f" — {', '.join(marker.hosts)}" if marker.hosts else ""
-            lines.append(f"{self.format_x(marker.x)}  {marker.label}{hosts}")
+            number = self.number(marker) if numbered else 0
+            lines.append(f"{self.format_x(marker.x)}  {f'{number}. ' if number else ''}{marker.label}{hosts}")
         return "\n".join(lines)
+
+    def number(self, marker: StripMarker) -> int:
+        """The marker's number in the run, as a tag too narrow for a name shows it (0 for a lone marker)."""
+        if len(self._markers) < 2:
+            return 0
+        return next((i + 1 for i, m in enumerate(self._markers) if m is marker), 0)
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
@@ -180,53 +204,69 @@ class MarkerStrip(pg.GraphicsWidget):
     def relayout(self) -> None:
         x0, x1 = self._range
         width = self.rect().width()
-        key = (x0, x1, width, len(self._markers), id(self._markers))
+        key = (x0, x1, self._span, width, len(self._markers), id(self._markers))
         if key == self._laid_out:
             return
         self._laid_out = key
         if x1 <= x0 or width <= 0:
-            self._place([])
+            self._place([], 0.0, 0.0)
             return
-        scale = width / (x1 - x0)
+        scale = width / max(x1 - x0, self._span or 0.0)
+        # markers join a tag by their distance from each other, over ALL markers, not only the visible
+        # ones: a tag's text then depends on the zoom alone and stays the same while the window slides
         groups: list[tuple[float, list[StripMarker]]] = []
         for marker in self._markers:
-            if not x0 <= marker.x <= x1:
-                continue
-            px = (marker.x - x0) * scale
+            px = marker.x * scale
             if groups and px - groups[-1][0] < MIN_LABEL_PX:
                 groups[-1][1].append(marker)
             else:
                 groups.append((px, [marker]))
-        self._place(groups)
+        self._place(groups, x0, x1)
 
-    def _place(self, groups: list[tuple[float, list[StripMarker]]]) -> None:
-        while len(self._tags) < len(groups):
-            self._tags.append(MarkerTag(self))
+    def _texts(self, groups: list[tuple[float, list[StripMarker]]], width: float) -> list[str]:
+        """Each tag's text: the longest form of its first marker's label that fits before the next tag,
+        else none (the tooltip has it) — never a cut name. The gaps depend on the zoom alone."""
+        texts: list[str] = []
+        first = 1
+        for index, (px, members) in enumerate(groups):
+            suffix = f" +{len(members) - 1}" if len(members) > 1 else ""
+            forms = [form + suffix for form in label_forms(members[0].label)]
+            # the last resort: the phases' numbers in the run ("3", "4–6"), which the tooltip spells out
+            last = first + len(members) - 1
+            forms.append(f"{first}–{last}" if last > first else str(first))
+            first = last + 1
+            if index + 1 < len(groups):
+                room = groups[index + 1][0] - px - TICK_PX - GAP_PX
+            else:
+                # the newest: its room to the right grows as the window slides; half the strip (or the
+                # room after the previous label) does not, and near the edge it is drawn leftwards
+                before = (groups[index - 1][0] + TICK_PX + 1 + self._metrics.horizontalAdvance(texts[-1])
+                          if index > 0 else 0.0)
+                room = max(px - before - GAP_PX, width / 2)
+            texts.append(next((f for f in forms if self._metrics.horizontalAdvance(f) <= room), ""))
+        return texts
+
+    def _place(self, groups: list[tuple[float, list[StripMarker]]], x0: float, x1: float) -> None:
         width = self.rect().width()
-        previous_end = 0.0
+        texts = self._texts(groups, width)
+        shown = [(index, px, members) for index, (px, members) in enumerate(groups)
+                 if any(x0 <= m.x <= x1 for m in members)]
+        while len(self._tags) < len(shown):
+            self._tags.append(MarkerTag(self))
         for index, tag in enumerate(self._tags):
-            if index >= len(groups):
+            if index >= len(shown):
                 tag.setVisible(False)
                 continue
-            px, members = groups[index]
-            next_px = groups[index + 1][0] if index + 1 < len(groups) else None
-            suffix = f" +{len(members) - 1}" if len(members) > 1 else ""
-            room_right = (next_px if next_px is not None else width) - px - TICK_PX - GAP_PX
-            room_left = px - previous_end - TICK_PX - GAP_PX
-            forms = [form + suffix for form in label_forms(members[0].label)]
-            right_aligned = (next_px is None and self._metrics.horizontalAdvance(forms[-1]) > room_right
-                             and room_left > room_right)
-            room = room_left if right_aligned else room_right
-            shown = next((f for f in forms if self._metrics.horizontalAdvance(f) <= room), "")
-            if not shown and room >= 3 * self._metrics.horizontalAdvance("M"):
-                base = label_forms(members[0].label)[-1]   # cut the name, keep the "+2" of a collapsed tag
-                rest = room - self._metrics.horizontalAdvance(suffix)
-                shown = self._metrics.elidedText(base, Qt.TextElideMode.ElideRight, rest) + suffix if rest > 0 else ""
-            label_width = self._metrics.horizontalAdvance(shown) if shown else 0.0
-            tag.set_content(members, shown, label_width, right_aligned)
-            tag.setPos(px, 0.0)
+            at, _px, members = shown[index]
+            px = (members[0].x - x0) * width / (x1 - x0)
+            text = texts[at]
+            label_width = self._metrics.horizontalAdvance(text) if text else 0.0
+            tick_px = max(px, 0.0)   # a tag whose first marker scrolled off keeps its place at the edge
+            right_aligned = tick_px + TICK_PX + 1 + label_width > width and tick_px >= label_width
+            tag.set_content(members, text, label_width, right_aligned)
+            tag.setZValue(1.0 if right_aligned else 0.0)   # over an older label it may cover at the edge
+            tag.setPos(tick_px, 0.0)
             tag.setVisible(True)
-            previous_end = px + (0.0 if right_aligned else label_width + TICK_PX)
 
 
 def install_marker_strip(plot_item: pg.PlotItem, format_x: Callable[[float], str]) -> MarkerStrip:

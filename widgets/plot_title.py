@@ -31,6 +31,7 @@ class PlotTitle:
         self.short_title = short_title
         self.legend = legend
         self.entries: dict[str, tuple[str, str, bool]] = {}   # curve key -> (name, colour, filled)
+        self.dashed: set[str] = set()   # curve keys drawn dashed: their mark in the legend is dashed too
         self.readout: tuple[str, list[CurveValue]] | None = None   # (time, values) while hovering
         self.plain = ""
         self._font = QFont()
@@ -38,6 +39,12 @@ class PlotTitle:
 
     def names(self) -> list[str]:
         return [name for name, _colour, _filled in self.entries.values()] if self.legend else []
+
+    def mark(self, key: str) -> str:
+        """The legend's mark of a curve: a block for a band, a dashed or a solid line."""
+        if self.entries[key][2]:
+            return "■"
+        return "╍" if key in self.dashed else "━"
 
     def text(self) -> str:
         """The line as shown, in plain text."""
@@ -48,9 +55,9 @@ class PlotTitle:
     def _variants(self, colours: ChartColours) -> list[list[tuple[str, str]]]:
         """(text, html) parts, longest first."""
         ink, muted = colours.ink, colours.muted
-        legend = [(f"━ {name}", f"<span style='color:{colour}'>{'■' if filled else '━'}</span>&nbsp;"
+        legend = [(f"{self.mark(key)} {name}", f"<span style='color:{colour}'>{self.mark(key)}</span>&nbsp;"
                                 f"<span style='color:{muted}'>{escape(name)}</span>")
-                  for name, colour, filled in self.entries.values()] if self.legend else []
+                  for key, (name, colour, _filled) in self.entries.items()] if self.legend else []
         titles = [t for t in dict.fromkeys((self.title, self.short_title)) if t]
         variants = [[(t, f"<span style='color:{ink}'>{escape(t)}</span>")] + legend for t in titles]
         # the names alone, in their curves' colours (nothing cut, nothing dropped)

@@ -261,7 +261,7 @@ def test_hovering_a_marker_shows_its_full_text_and_time(board, qtbot):
     board.resize(700, 900)   # narrow: the strip shows a short form of the label
     board.add_samples("db1", synthetic_samples(100, t0=T0))
     board.add_event("db1", {"seq": 1, "t": T0 + 30, "type": "phase_start", "label": "Random read 4 KiB, 16 workers"})
-    board.add_event("db1", {"seq": 2, "t": T0 + 45, "type": "phase_start", "label": "Random read 1 MiB, 16 workers"})
+    board.add_event("db1", {"seq": 2, "t": T0 + 85, "type": "phase_start", "label": "Random read 1 MiB, 16 workers"})
     settle(board)
     plot = board.panels["db1"].plots["iops"]
     tag = plot.marker_strip.tags()[0]
