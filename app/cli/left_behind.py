@@ -17,8 +17,10 @@ def left_behind_lines(bench: Workbench) -> list[str]:
     for run in bench.orphan_candidates():   # every running run of this machine; ours among them
         if run.owner is None or run.owner.machine != here or run.owner.pid != pid or run.status != "running":
             continue
-        lines.append(f"run {run.id} on {run.host_name} is left on the host as it was (its telemetry sampler and "
-                     f"any test still running): `benchbay runs attach {run.id}` collects it and removes it there, "
+        # a cancel sent before the second Ctrl-C may or may not have reached the host: say what may be there
+        lines.append(f"run {run.id} on {run.host_name} may still be on the host (its run directory, and its "
+                     "telemetry sampler and test unless the cancel reached them): "
+                     f"`benchbay runs attach {run.id}` collects it and removes it there, "
                      "as does the next start of Benchbay once the test is over; otherwise the host removes it by "
                      "itself at its deadline")
     return lines

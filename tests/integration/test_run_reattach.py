@@ -379,9 +379,11 @@ def test_ctrl_c_twice_says_what_stays_on_the_host_and_attach_removes_it(cli_env,
     proc.send_signal(signal.SIGINT)   # ... and leave at once, before the host is cleaned up
     code, _out, err = _finish(proc, timeout=60)
     assert code == 130, err
-    assert (f"benchbay: run {run.id} on {name} is left on the host as it was (its telemetry sampler and any test "
-            f"still running): `benchbay runs attach {run.id}` collects it and removes it there") in err
-    assert run_dir.is_dir() and processes_using(str(run_dir))   # what was said: it is still there
+    assert (f"benchbay: run {run.id} on {name} may still be on the host (its run directory, and its telemetry "
+            f"sampler and test unless the cancel reached them): `benchbay runs attach {run.id}` collects it and "
+            "removes it there") in err
+    # what was said: the run directory is still there (the first Ctrl-C's cancel may have stopped its sampler)
+    assert run_dir.is_dir()
 
     code, _out, err = _finish(_benchbay("runs", "attach", str(run.id)), timeout=120)
     assert code in (0, 130) and "Traceback" not in err, err
