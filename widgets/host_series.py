@@ -29,6 +29,7 @@ class Metric:
 
     key: str                   # "disk.util", "cpu.busy", ...: disk.* come from the host's chosen device
     label: str
+    axis: str                  # what the chart shows, with its unit, along its y axis (as Grid's charts say it)
     y_range: tuple[float, float] | None = None
     min_top: float = 1.0
 
@@ -38,27 +39,27 @@ class Metric:
 
 
 METRICS = (
-    Metric("disk.util", "Disk busy — %util", (0.0, 100.0)),
-    Metric("disk.aqu-sz", "Queue length — aqu-sz"),
-    Metric("disk.iops", "IOPS — r/s + w/s", min_top=10.0),
-    Metric("disk.r/s", "Reads/s — r/s", min_top=10.0),
-    Metric("disk.w/s", "Writes/s — w/s", min_top=10.0),
-    Metric("disk.MB/s", "MB/s — read + write"),
-    Metric("disk.rMB/s", "Read MB/s"),
-    Metric("disk.wMB/s", "Write MB/s"),
-    Metric("disk.r_await", "Read latency — r_await ms"),
-    Metric("disk.w_await", "Write latency — w_await ms"),
-    Metric("cpu.busy", "CPU busy % (100 − idle)", (0.0, 100.0)),
-    Metric("cpu.iowait", "CPU iowait %", (0.0, 100.0)),
-    Metric("cpu.user", "CPU user %", (0.0, 100.0)),
-    Metric("cpu.system", "CPU system %", (0.0, 100.0)),
-    Metric("cpu.steal", "CPU steal %", (0.0, 100.0)),
-    Metric("load.1", "Load average — 1 min"),
-    Metric("load.5", "Load average — 5 min"),
-    Metric("load.15", "Load average — 15 min"),
-    Metric("mem.dirty", "Dirty MB"),
-    Metric("mem.writeback", "Writeback MB"),
-    Metric("psi.%sio", "I/O pressure — some %", (0.0, 100.0)),
+    Metric("disk.util", "Disk busy — %util", "%util", (0.0, 100.0)),
+    Metric("disk.aqu-sz", "Queue length — aqu-sz", "aqu-sz"),
+    Metric("disk.iops", "IOPS — r/s + w/s", "IOPS", min_top=10.0),
+    Metric("disk.r/s", "Reads/s — r/s", "Reads/s", min_top=10.0),
+    Metric("disk.w/s", "Writes/s — w/s", "Writes/s", min_top=10.0),
+    Metric("disk.MB/s", "MB/s — read + write", "MB/s"),
+    Metric("disk.rMB/s", "Read MB/s", "Read MB/s"),
+    Metric("disk.wMB/s", "Write MB/s", "Write MB/s"),
+    Metric("disk.r_await", "Read latency — r_await ms", "Read latency (ms)"),
+    Metric("disk.w_await", "Write latency — w_await ms", "Write latency (ms)"),
+    Metric("cpu.busy", "CPU busy % (100 − idle)", "CPU busy %", (0.0, 100.0)),
+    Metric("cpu.iowait", "CPU iowait %", "iowait %", (0.0, 100.0)),
+    Metric("cpu.user", "CPU user %", "user %", (0.0, 100.0)),
+    Metric("cpu.system", "CPU system %", "system %", (0.0, 100.0)),
+    Metric("cpu.steal", "CPU steal %", "steal %", (0.0, 100.0)),
+    Metric("load.1", "Load average — 1 min", "Load (1 min)"),
+    Metric("load.5", "Load average — 5 min", "Load (5 min)"),
+    Metric("load.15", "Load average — 15 min", "Load (15 min)"),
+    Metric("mem.dirty", "Dirty MB", "Dirty MB"),
+    Metric("mem.writeback", "Writeback MB", "Writeback MB"),
+    Metric("psi.%sio", "I/O pressure — some %", "I/O pressure %", (0.0, 100.0)),
 )
 METRICS_BY_KEY = {m.key: m for m in METRICS}
 

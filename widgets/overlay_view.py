@@ -5,6 +5,7 @@ The phases of all hosts share one marker strip per graph: a moment several hosts
 """
 from __future__ import annotations
 
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QVBoxLayout, QWidget
 
 from widgets.host_colours import HOST_PALETTE, host_colours
@@ -51,17 +52,39 @@ class OverlayView(QWidget):
         self._drawn: set[str] = set()               # hosts that have their curves
         self.headers: dict[str, HostHeader] = {}
         self._markers: dict[str, list[Marker]] = {}
-        self.plots: list[LivePlot] = []
-        self.pickers: list[QComboBox] = []
+        # the six plots are made when first shown or asked for: a window opens without paying for charts
+        # nobody looks at yet (each is a pyqtgraph scene, a tenth of a second on a loaded machine)
+        self._plots: list[LivePlot] = []
+        self._pickers: list[QComboBox] = []
+        self._metrics = list(OVERLAY_DEFAULTS)     # each plot's metric, also before the plots exist
+        self._time: tuple[str, float | None] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         self._strip = QGridLayout()
         self._strip.setSpacing(0)
         layout.addLayout(self._strip)
-        grid = QGridLayout()
-        grid.setSpacing(4)
-        layout.addLayout(grid, 1)
-        for index, key in enumerate(OVERLAY_DEFAULTS):
+        self._grid = QGridLayout()
+        self._grid.setSpacing(4)
+        layout.addLayout(self._grid, 1)
+
+    @property
+    def plots(self) -> list[LivePlot]:
+        self._build()
+        return self._plots
+
+    @property
+    def pickers(self) -> list[QComboBox]:
+        self._build()
+        return self._pickers
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self._build()
+        super().showEvent(event)
+
+    def _build(self) -> None:
+        if self._plots:
+            return
+        for index, key in enumerate(self._metrics):
             cell = QWidget()
             box = QVBoxLayout(cell)
             box.setContentsMargins(0, 0, 0, 0)
@@ -73,31 +96,43 @@ class OverlayView(QWidget):
             picker.setCurrentIndex(picker.findData(key))
             picker.setToolTip("The metric this graph shows for every host")
             # the legend is the host strip above: colour, name, status and disk of every host
-            plot = LivePlot("", group=group, legend=False)
+            plot = LivePlot("", group=self.group, legend=False)
             plot.setMinimumHeight(120)
             box.addWidget(picker)
             box.addWidget(plot, 1)
-            picker.currentIndexChanged.connect(lambda _i, n=index: self.set_metric(n, self.pickers[n].currentData()))
-            self.plots.append(plot)
-            self.pickers.append(picker)
-            grid.addWidget(cell, index // 2, index % 2)
-            self._apply_metric(index)
+            picker.currentIndexChanged.connect(lambda _i, n=index: self.set_metric(n, self._pickers[n].currentData()))
+            self._plots.append(plot)
+            self._pickers.append(picker)
+            self._grid.addWidget(cell, index // 2, index % 2)
         for row in range(3):
-            grid.setRowStretch(row, 1)
+            self._grid.setRowStretch(row, 1)
+        drawn, self._drawn = self._drawn, set()
+        for index in range(len(self._plots)):
+            self._apply_metric(index)
+        for host in drawn:
+            self._draw(host)
+        if self._time is not None:
+            for plot in self._plots:
+                plot.set_time(*self._time)
+        self._show_markers()
 
     def metric_key(self, index: int) -> str:
-        return str(self.pickers[index].currentData())
+        return self._metrics[index]
 
     def set_metric(self, index: int, key: str) -> None:
-        if self.pickers[index].currentData() != key:
-            self.pickers[index].setCurrentIndex(self.pickers[index].findData(key))  # comes back here
+        self._metrics[index] = key
+        if not self._pickers:
+            return   # the plot shows it when it is made
+        if self._pickers[index].currentData() != key:
+            self._pickers[index].setCurrentIndex(self._pickers[index].findData(key))  # comes back here
             return
         self._apply_metric(index)
 
     def _apply_metric(self, index: int) -> None:
         metric = METRICS_BY_KEY[self.metric_key(index)]
-        plot = self.plots[index]
+        plot = self._plots[index]
         plot.set_y_policy(metric.y_range, metric.min_top)
+        plot.set_y_label(metric.axis)
         for host in self._drawn:
             plot.set_buffer(host, self.series[host].buffer(metric.key))
         hint = metric.key == "disk.util"
@@ -122,13 +157,14 @@ class OverlayView(QWidget):
             return
         self._drawn.add(host)
         series = self.series[host]
-        for index, plot in enumerate(self.plots):
+        for index, plot in enumerate(self._plots):
             plot.add_curve(host, host, self.colours[host], series.buffer(self.metric_key(index)), width=1.0)
 
     def set_live(self, live: bool) -> None:
         """The overlay is the view shown (True): hosts shown get their curves."""
         self._live = live
         if live:
+            self._build()
             for host in self.series:
                 self._draw(host)
 
@@ -140,7 +176,7 @@ class OverlayView(QWidget):
         else:
             self._hidden.add(host)
         if host in self._drawn:
-            for plot in self.plots:
+            for plot in self._plots:
                 plot.set_curve_visible(host, visible)
         elif visible and self._live:
             self._draw(host)
@@ -148,7 +184,7 @@ class OverlayView(QWidget):
     def clear_hosts(self) -> None:
         for name in list(self.series):
             if name in self._drawn:
-                for plot in self.plots:
+                for plot in self._plots:
                     plot.remove_curve(name)
             header = self.headers.pop(name)
             self._strip.removeWidget(header)
@@ -161,7 +197,7 @@ class OverlayView(QWidget):
         self._hidden.clear()
         self._drawn.clear()
         self._markers.clear()
-        for plot in self.plots:
+        for plot in self._plots:
             plot.clear_markers()
 
     def legend_names(self) -> list[str]:
@@ -191,7 +227,7 @@ class OverlayView(QWidget):
                 self.colours[host] = colour
                 self.headers[host].set_colour(colour)
                 if host in self._drawn:
-                    for plot in self.plots:
+                    for plot in self._plots:
                         plot.set_curve_colour(host, colour)
         self._show_markers()
 
@@ -199,13 +235,14 @@ class OverlayView(QWidget):
         """One axis for every host: the clock from the earliest start, unless the runs started far apart."""
         starts = [s for s in (usable_origin(series.t0) for series in self.series.values()) if s is not None]
         together = bool(starts) and max(starts) - min(starts) <= SAME_START_S
-        for plot in self.plots:
-            plot.set_time(mode, min(starts) if together else None)
+        self._time = (mode, min(starts) if together else None)
+        for plot in self._plots:
+            plot.set_time(*self._time)
 
     def update_device(self, host: str) -> None:
         series = self.series[host]
         if host in self._drawn:
-            for index, plot in enumerate(self.plots):
+            for index, plot in enumerate(self._plots):
                 plot.set_buffer(host, series.buffer(self.metric_key(index)))
         self.headers[host].set_devices(list(series.disks), series.device)
 
@@ -215,5 +252,5 @@ class OverlayView(QWidget):
 
     def _show_markers(self) -> None:
         strip = overlay_markers(self._markers, self.colours)
-        for plot in self.plots:
+        for plot in self._plots:
             plot.set_markers(strip)

@@ -16,6 +16,7 @@ from app.catalogue import CATALOGUE
 from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome, RunRequest
 from app.engine.repeats import RepeatedRequest, plan_for
 from app.gui.host_actions import ConnectQuestions, FactsFlow
+from app.gui.lazy_tabs import LazyTabs
 from app.gui.monitor_controller import MonitorController
 from app.gui.replay import ReplayView, StoredRun, load_stored_runs
 from app.gui.run_controller import RunController, RunResults, load_run_results
@@ -32,6 +33,8 @@ from widgets.run_progress import RunProgress
 from widgets.runs_table import RunsTable
 from widgets.test_forms_data import RunChoice
 
+GRAPHS = "graphs"          # the Graphs tab's key among the window's lazy tabs
+
 
 class LiveHost(Protocol):
     """What LiveFeatures uses of the main window (which imports this module): also the Qt parent."""
@@ -41,6 +44,7 @@ class LiveHost(Protocol):
     host_list: HostList
     runs_table: RunsTable
     tabs: QTabWidget
+    lazy_tabs: LazyTabs
 
     def show_status(self, text: str) -> None: ...
     def reload_runs(self) -> None: ...
@@ -180,7 +184,6 @@ class LiveFeatures(QObject):
         super().__init__(window)
         self.window = window
         self.live = LiveTab(window.bench, window.flow.questions, window)
-        self.graphs = ReplayView(window)
         self.runs_pane = RunsPane(window.runs_table)
 
         self.monitor_action = QAction("Monitor", window)
@@ -224,7 +227,14 @@ class LiveFeatures(QObject):
     def add_tabs(self) -> None:
         tabs = self.window.tabs
         tabs.addTab(self.live, "Live")
-        tabs.addTab(self.graphs, "Graphs")
+        self.window.lazy_tabs.add(GRAPHS, "Graphs", lambda: ReplayView(self.window))
+
+    @property
+    def graphs(self) -> ReplayView:
+        """The Graphs tab's page (made now if it was not yet: the window opens without it)."""
+        page = self.window.lazy_tabs.page(GRAPHS)
+        assert isinstance(page, ReplayView)
+        return page
 
     def monitor(self, hosts: list[str] | None = None) -> list[str]:
         hosts = hosts or self.window.host_list.selected_hosts()
@@ -286,6 +296,7 @@ class LiveFeatures(QObject):
         self.window.tabs.setCurrentWidget(self.graphs)
 
     def shutdown(self, timeout_ms: int) -> bool:
-        self.graphs.stop()
+        if self.window.lazy_tabs.is_built(GRAPHS):
+            self.graphs.stop()
         shared_ended = self.shared.shutdown(timeout_ms)
         return self.live.shutdown(timeout_ms) and shared_ended

@@ -31,6 +31,7 @@ from app.gui.compare_tab import CompareTab
 from app.gui.host_actions import FactsFlow
 from app.gui.host_inventory import HostInventory
 from app.gui.import_dialog import ImportDialog
+from app.gui.lazy_tabs import LazyTabs
 from app.gui.live_tab import LiveFeatures
 from app.gui.run_reattach import RunReattacher
 from app.gui.window_menus import RunsMenuActions, host_menu, popup, runs_menu
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 RUNS_SHOWN = 500
 FACTS = "facts"   # a facts gathering is stored as a run, but it is no test: the Runs tab leaves it out
+COMPARE = "compare"        # the Compare tab's key among the lazy tabs
 CLOSE_WAIT_MS = 15_000   # a connect in progress is bounded by its own timeout; do not hang longer
 
 
@@ -80,6 +82,10 @@ class MainWindow(QMainWindow, HostInventory):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.facts_view, "Facts")
+        # the window opens on Facts: Graphs and Compare (charts) are made when first shown or used
+        self.lazy_tabs = LazyTabs(self.tabs)
+        self.lazy_tabs.on_built(self._tab_built)
+        self._runs: list = []          # the stored runs listed: handed to Compare when it is made
 
         left = QWidget()
         left.setObjectName("hostPane")
@@ -109,10 +115,7 @@ class MainWindow(QMainWindow, HostInventory):
         self.live = LiveFeatures(self, self.tests_toolbar)    # Monitor, Live and Graphs tabs, Open graphs/Replay
         self.tabs.addTab(self.live.runs_pane, "Runs")
         self.live.add_tabs()
-        self.compare = CompareTab(workbench, self.pool, self)
-        self.tabs.addTab(self.compare, "Compare")
-        self.compare.message.connect(self.show_status)
-        self.compare.runs_changed.connect(self.reload_runs)
+        self.lazy_tabs.add(COMPARE, "Compare", lambda: CompareTab(workbench, self.pool, self))
         self.live.runs_pane.compare.connect(self.compare_runs)
         self.live.runs_pane.import_requested.connect(lambda: self.compare.exports.ask_import(self))
         self.runs_actions = RunsMenuActions(self, self)
@@ -145,6 +148,19 @@ class MainWindow(QMainWindow, HostInventory):
         self.geometry_restored = restore_window(self, workbench.home)
 
     # -- set-up ----------------------------------------------------------------------------------
+
+    @property
+    def compare(self) -> CompareTab:
+        """The Compare tab's page (made now if it was not yet)."""
+        page = self.lazy_tabs.page(COMPARE)
+        assert isinstance(page, CompareTab)
+        return page
+
+    def _tab_built(self, key: str, page: QWidget) -> None:
+        if key == COMPARE and isinstance(page, CompareTab):
+            page.message.connect(self.show_status)
+            page.runs_changed.connect(self.reload_runs)
+            page.set_runs(self._runs)
 
     def _make_actions(self) -> None:
         def action(text: str, slot: Callable[[], object], tip: str, shortcut: Any = None,
@@ -244,9 +260,7 @@ class MainWindow(QMainWindow, HostInventory):
         if self._select_after_refresh:
             self.host_list.select_host(self._select_after_refresh)
             self._select_after_refresh = None
-        self.runs_table.set_runs(runs)
-        self.compare.set_runs(runs)
-        self.tabs.setTabText(1, f"Runs ({len(runs)})" if runs else "Runs")
+        self._show_runs(runs)
         if not self.statusBar().currentMessage():
             self.show_status(f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}, "
                              f"{len(runs)} stored run{'s' if len(runs) != 1 else ''}")
@@ -267,8 +281,13 @@ class MainWindow(QMainWindow, HostInventory):
                      what="Loading runs")
 
     def _on_runs(self, runs: list) -> None:
+        self._show_runs(runs)
+
+    def _show_runs(self, runs: list) -> None:
+        self._runs = runs
         self.runs_table.set_runs(runs)
-        self.compare.set_runs(runs)
+        if self.lazy_tabs.is_built(COMPARE):
+            self.compare.set_runs(runs)
         self.tabs.setTabText(1, f"Runs ({len(runs)})" if runs else "Runs")
 
     def compare_runs(self, run_ids: list[int]) -> None:
@@ -391,7 +410,8 @@ class MainWindow(QMainWindow, HostInventory):
 
     def unsaved_work(self) -> str:
         """What closing now would lose, in words; empty when nothing."""
-        return what_would_be_lost(self.live.live.runs.running_hosts(), self.compare.has_unsaved_changes())
+        unsaved = self.lazy_tabs.is_built(COMPARE) and self.compare.has_unsaved_changes()
+        return what_would_be_lost(self.live.live.runs.running_hosts(), unsaved)
 
     def request_close(self) -> bool:
         """Close, asking first when a test runs or a comparison is unsaved; False while the question is open."""

@@ -70,7 +70,7 @@ class RunsPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        self.results = ResultsView()
+        self._results: ResultsView | None = None   # made with the first results shown (its charts are slow)
         self.placeholder = QLabel("Select a run to see its results here.")
         self.placeholder.setObjectName("resultsPlaceholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -79,7 +79,6 @@ class RunsPane(QWidget):
         self.results_area = QStackedWidget()
         self.results_area.setObjectName("resultsArea")
         self.results_area.addWidget(self.placeholder)
-        self.results_area.addWidget(self.results)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("runsSplitter")
         self.splitter.addWidget(table)
@@ -98,6 +97,14 @@ class RunsPane(QWidget):
         table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         table.model().modelReset.connect(self._update_buttons)
         self._update_buttons()
+
+    @property
+    def results(self) -> ResultsView:
+        """The results view below the table, made now if it was not yet."""
+        if self._results is None:
+            self._results = ResultsView()
+            self.results_area.addWidget(self._results)
+        return self._results
 
     def selected_ids(self) -> list[int]:
         return [run.id for run in self.table.selected_runs()]
@@ -124,7 +131,7 @@ class RunsPane(QWidget):
         self.results_area.setCurrentWidget(self.placeholder)
 
     def results_shown(self) -> bool:
-        return self.results_area.currentWidget() is self.results
+        return self._results is not None and self.results_area.currentWidget() is self._results
 
     def show_results(self, results: RunResults) -> None:
         """Runs without results (monitors) say so, and where their graphs are."""
