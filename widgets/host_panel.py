@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSize
 
 from widgets.host_series import CPU_STACK, HostSeries, Marker
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
+from widgets.marker_key import MarkerKey
 from widgets.marker_strip import StripMarker
 from widgets.nfs_table import NetworkFsTable
 from widgets.run_data import RunState
@@ -173,6 +174,8 @@ class HostPanel(QWidget):
             row = index // 2
             grid.addWidget(plot, row, index % 2)
             grid.setRowStretch(row, 1)
+        self.marker_key = MarkerKey()   # what the numbered marker tags stand for
+        layout.addWidget(self.marker_key)
         # what %util means is said once above all hosts (Dashboard.util_note), not per host nor over the chart
         self.update_devices()
         self.update_netfs()
@@ -241,6 +244,7 @@ class HostPanel(QWidget):
         strip = [StripMarker(m.x, m.label, m.kind) for m in markers]
         for plot in self.plots.values():
             plot.set_markers(strip)
+        self.marker_key.set_markers(strip)
 
     def update_status(self) -> None:
         self.header.set_status(self.series.status_text(), self.series.state)

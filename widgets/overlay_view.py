@@ -12,6 +12,7 @@ from widgets.host_colours import HOST_PALETTE, host_colours
 from widgets.host_panel import UTIL_HINT, UTIL_SHORT, HostHeader
 from widgets.host_series import MERGE_S, METRICS, METRICS_BY_KEY, HostSeries, Marker
 from widgets.live_plot import LivePlot, PlotGroup
+from widgets.marker_key import MarkerKey
 from widgets.marker_strip import StripMarker
 from widgets.time_axis import usable_origin
 
@@ -66,6 +67,8 @@ class OverlayView(QWidget):
         self._grid = QGridLayout()
         self._grid.setSpacing(4)
         layout.addLayout(self._grid, 1)
+        self.marker_key = MarkerKey()   # what the numbered marker tags stand for
+        layout.addWidget(self.marker_key)
 
     @property
     def plots(self) -> list[LivePlot]:
@@ -104,6 +107,8 @@ class OverlayView(QWidget):
             self._plots.append(plot)
             self._pickers.append(picker)
             self._grid.addWidget(cell, index // 2, index % 2)
+            if self.isVisible():   # made while shown (showEvent): the layout would show it only later
+                cell.show()
         for row in range(3):
             self._grid.setRowStretch(row, 1)
         drawn, self._drawn = self._drawn, set()
@@ -254,3 +259,4 @@ class OverlayView(QWidget):
         strip = overlay_markers(self._markers, self.colours)
         for plot in self._plots:
             plot.set_markers(strip)
+        self.marker_key.set_markers(strip)

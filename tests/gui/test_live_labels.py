@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
 from app.compare.model import build
 from app.compare.overlay import AlignedSeries
 from app.gui.compare_choices import comparison_view
 from tests.fixtures.telemetry import synthetic_samples
+from tests.gui.clipping import cut_off_texts
 from tests.gui.test_compare_view import IOPS, RUNS
 from widgets.crosshair import format_value
 from widgets.dashboard import Dashboard
 from widgets.host_panel import Y_LABELS
+from widgets.marker_key import SEPARATOR
+from widgets.marker_strip import label_forms
 
 pytestmark = pytest.mark.gui
 T0 = 1_700_000_000.0
@@ -162,3 +165,84 @@ def test_compare_bars_read_the_server_and_value_under_the_pointer(compare):
     move_mouse(chart, QPointF(data.center().x(), data.bottom() + 10))
     assert chart.readout.text == ""
     assert chart.metric.label in chart.getPlotItem().titleLabel.text
+
+
+def test_overlay_charts_are_named_with_their_unit_as_grid_charts_are(board):
+    run_until(board, 0, 120)
+    board.set_mode("overlay")
+    for _ in range(4):
+        QApplication.processEvents()
+        board.frame()
+    overlay = board.overlay
+    wanted = {"disk.util": "%util", "disk.iops": "IOPS", "disk.MB/s": "MB/s", "disk.aqu-sz": "aqu-sz",
+              "cpu.busy": "CPU busy %", "load.1": "Load (1 min)"}
+    for index, plot in enumerate(overlay.plots):
+        axis = plot.plot_item.getAxis("left")
+        assert axis.labelText == wanted[overlay.metric_key(index)]
+        assert axis.label.isVisible(), overlay.metric_key(index)
+        assert axis.label.boundingRect().width() <= axis.geometry().height(), f"{axis.labelText} is cut"
+        box = axis.label.mapRectToScene(axis.label.boundingRect())
+        assert box.right() <= plot.plot_item.vb.sceneBoundingRect().left() + 1, "the name runs over the data"
+    # the same words as the host's own chart of that metric in Grid
+    grid = board.panels[HOSTS[0]].plots
+    assert overlay.plots[1].plot_item.getAxis("left").labelText == grid["iops"].plot_item.getAxis("left").labelText
+    # another metric picked: the axis says what is drawn now
+    overlay.set_metric(1, "disk.w_await")
+    QApplication.processEvents()
+    assert overlay.plots[1].plot_item.getAxis("left").labelText == "Write latency (ms)"
+
+
+def numbered_tags(plots) -> list[tuple[str, list[str]]]:
+    """(the tag's text, its markers' labels) of every tag that shows numbers rather than a name."""
+    return [(tag.text, [m.label for m in tag.markers]) for plot in plots for tag in plot.marker_strip.tags()
+            if tag.numbered()]
+
+
+def key_entries(key) -> dict[int, str]:
+    """The key's "3 Rand read 4 K" entries as {3: "Rand read 4 K"}."""
+    assert key.text().startswith("Markers: ")
+    entries = {}
+    for part in key.text().removeprefix("Markers: ").split(SEPARATOR):
+        number, name = part.split(" ", 1)
+        entries[int(number)] = name
+    return entries
+
+
+@pytest.mark.parametrize("mode", ["grid", "overlay"])
+def test_numbered_marker_tags_are_spelled_out_under_the_charts_uncut_at_1280(board, qtbot, mode):
+    window = QWidget()   # the Live tab of a 1280 x 720 window: the host list takes the rest
+    layout = QVBoxLayout(window)
+    layout.addWidget(board)
+    try:
+        check_marker_key(board, window, mode)
+    finally:
+        board.setParent(None)   # the board's fixture closes it
+        window.deleteLater()
+
+
+def check_marker_key(board, window, mode) -> None:
+    window.resize(1000, 620)
+    window.show()
+    board.set_mode(mode)
+    run_until(board, 0, 120)
+    QApplication.processEvents()
+    views = ([(panel.marker_key, panel.plots.values()) for panel in board.panels.values()] if mode == "grid"
+             else [(board.overlay.marker_key, board.overlay.plots)])
+    for key, plots in views:
+        tags = numbered_tags(plots)
+        assert tags, "at this width close phases show numbers (the test needs some)"
+        assert key.isVisible()
+        entries = key_entries(key)
+        for text, labels in tags:
+            first, _dash, last = text.partition("–")
+            numbers = range(int(first), int(last or first) + 1)
+            assert [entries[n] for n in numbers] == [label_forms(label)[:2][-1] for label in labels], text
+        assert "Random read 4 KiB, 1 worker" in key.toolTip()   # the full names on hover
+    QApplication.processEvents()
+    cut = [problem for problem in cut_off_texts(window) if "markerKey" in problem]
+    assert not cut, cut
+    # inside the window (Grid: inside what its scroll bar reaches), not under its bottom edge
+    room = board.grid_container if mode == "grid" else window
+    for key, _plots in views:
+        bottom = key.mapTo(room, key.rect().bottomLeft()).y()
+        assert key.height() >= key.heightForWidth(key.width()) and bottom <= room.height()
