@@ -47,6 +47,7 @@ from widgets.host_editor import HostEditor
 from widgets.host_groups import HostGroupBar, select_hosts
 from widgets.host_list import STATUS_ERROR, HostList
 from widgets.runs_table import RunsTable
+from widgets.wheel_scroll import latch_wheel
 
 if TYPE_CHECKING:
     from app.workbench import Workbench
@@ -146,6 +147,8 @@ class MainWindow(QMainWindow, HostInventory):
         self.reattacher.stored.connect(lambda _outcome: self.reload_runs())
         self.reattacher.start()
         self.geometry_restored = restore_window(self, workbench.home)
+        # the page scrolls on a small screen, and the charts' grid in it: one turn of the wheel moves one
+        latch_wheel(self)
 
     # -- set-up ----------------------------------------------------------------------------------
 
@@ -157,6 +160,7 @@ class MainWindow(QMainWindow, HostInventory):
         return page
 
     def _tab_built(self, key: str, page: QWidget) -> None:
+        latch_wheel(page)
         if key == COMPARE and isinstance(page, CompareTab):
             page.message.connect(self.show_status)
             page.runs_changed.connect(self.reload_runs)

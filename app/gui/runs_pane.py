@@ -24,6 +24,7 @@ from storage.records import RunStatus
 from widgets.live_plot import MUTED
 from widgets.results_view import ResultsView
 from widgets.runs_table import RunsTable
+from widgets.wheel_scroll import latch_wheel
 
 
 class RunsPane(QWidget):
@@ -104,6 +105,7 @@ class RunsPane(QWidget):
         if self._results is None:
             self._results = ResultsView()
             self.results_area.addWidget(self._results)
+            latch_wheel(self._results)   # it scrolls inside the window's page
         return self._results
 
     def selected_ids(self) -> list[int]:
