@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -19,8 +18,6 @@ from app.report.content import PAGE_SIZES, ReportError, ReportOptions
 from app.util.atomic_file import write_text_atomically
 from app.workbench import Workbench
 from storage.records import HostPrice
-
-_app: Any = None   # the QGuiApplication made for drawing the PDF; lives as long as the process
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -106,15 +103,10 @@ def _write_text(path: Path, text: str) -> None:
 
 def _write_pdf(bench: Workbench, args: argparse.Namespace) -> int:
     # Qt needs an application object for fonts; a command line has no display, so draw offscreen
-    from PySide6.QtGui import QGuiApplication
-
     from app.report.content import gather
-    from app.report.pdf_writer import write_pdf
+    from app.report.pdf_writer import ensure_application, write_pdf
 
-    global _app
-    if QGuiApplication.instance() is None:
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        _app = QGuiApplication(["benchbay"])
+    ensure_application()
     options = ReportOptions(title=args.title, customer=args.customer, author=args.author, logo_path=args.logo,
                             page_size=args.page_size)
     return write_pdf(gather(bench, args.run_ids, args.baseline, options, dict(args.price)), args.pdf)

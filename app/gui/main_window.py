@@ -35,7 +35,7 @@ from app.gui.lazy_tabs import LazyTabs
 from app.gui.live_tab import LiveFeatures
 from app.gui.run_reattach import RunReattacher
 from app.gui.window_menus import RunsMenuActions, host_menu, popup, runs_menu
-from app.gui.window_state import fit_default_size, keep_inside_screen, restore_window, save_window
+from app.gui.window_state import fit_default_size, keep_inside_screen, restore_parts, restore_window, save_window
 from app.gui.window_toolbars import ToolbarRows
 from app.gui.window_toolbars import toolbar as make_toolbar
 from app.gui.workers import Worker, WorkerPool
@@ -161,6 +161,7 @@ class MainWindow(QMainWindow, HostInventory):
 
     def _tab_built(self, key: str, page: QWidget) -> None:
         latch_wheel(page)
+        restore_parts(page, self.bench.home)   # its splitter and "Servers as columns" as the user left them
         if key == COMPARE and isinstance(page, CompareTab):
             page.message.connect(self.show_status)
             page.runs_changed.connect(self.reload_runs)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QRect, QSettings
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QAbstractButton, QMainWindow, QSplitter
+from PySide6.QtWidgets import QAbstractButton, QMainWindow, QSplitter, QWidget
 
 STATE_FILE = "window.ini"
 REMEMBERED = "remembered"   # the property that marks a checkable button whose state is kept
@@ -73,19 +73,26 @@ def restore_window(window: QMainWindow, home: Path) -> bool:
     state = _bytes(settings.value("window/state"))
     if state is not None:
         window.restoreState(state)
-    for splitter in window.findChildren(QSplitter):
+    restore_parts(window, home)
+    return True
+
+
+def restore_parts(top: QWidget, home: Path) -> None:
+    """The saved splitters and remembered buttons inside `top`: a tab made after the window opened has its
+    own restored when it is made."""
+    settings = _settings(home)
+    for splitter in top.findChildren(QSplitter):
         name = splitter.objectName()
         saved = _bytes(settings.value(f"splitters/{name}")) if name else None
         if saved is not None:
             splitter.restoreState(saved)
-    for button in _remembered(window):
+    for button in _remembered(top):
         checked = settings.value(f"toggles/{button.objectName()}")
         if checked is not None:
             button.setChecked(str(checked).lower() == "true")
-    return True
 
 
-def _remembered(window: QMainWindow) -> list[QAbstractButton]:
+def _remembered(window: QWidget) -> list[QAbstractButton]:
     return [b for b in window.findChildren(QAbstractButton)
             if b.property(REMEMBERED) and b.isCheckable() and b.objectName()]
 

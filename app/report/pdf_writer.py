@@ -1,12 +1,15 @@
 """The customer PDF: outcome and servers on page 1, then per test its figures and charts, then how it was
 measured and the appendix.
 
-write_pdf() needs a QGuiApplication to exist (for fonts) and is safe in a worker thread: it touches
-no widget. Text stays text and charts are vector shapes; the logo is the only image.
+write_pdf() needs a Qt application to exist (for fonts; ensure_application() makes one where none runs, as
+on the command line) and is safe in a worker thread: it touches no widget. Text stays text and charts are
+vector shapes; the logo is the only image.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QMarginsF, QRectF, Qt
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
@@ -38,6 +41,22 @@ LAST_PAGE_MIN = 0.2   # a last page filled less than this is "near-empty": try t
 SPACINGS = (1.0, 0.75, 0.5)
 PAGE_SIZES = {"A4": QPageSize.PageSizeId.A4, "Letter": QPageSize.PageSizeId.Letter}
 HEADLINE = Style(15.0, bold=True)
+_app: Any = None   # the application made for drawing a PDF where none ran: lives as long as the process
+
+
+def ensure_application() -> None:
+    """A Qt application for the PDF's fonts, where none exists (the command line): a QApplication, drawn
+    offscreen without a display, so whatever runs in this process later (a window, a test) has the
+    widgets' application it needs rather than a bare QGuiApplication it cannot replace."""
+    global _app
+    from PySide6.QtCore import QCoreApplication
+
+    if QCoreApplication.instance() is not None:
+        return
+    from PySide6.QtWidgets import QApplication
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    _app = QApplication(["benchbay"])
 WINNER = Style(15.0, bold=True, color=BEST)
 RATIO = Style(15.0, bold=True, color=ACCENT)
 STANDING = Style(11.5)

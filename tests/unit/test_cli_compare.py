@@ -76,3 +76,31 @@ def test_usage_errors_exit_2(runs) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["compare", "1", "--page-size", "A5"])
     assert exited.value.code == 2
+
+
+def test_a_pdf_from_the_command_line_leaves_the_process_a_widgets_application(cli_env, tmp_path: Path) -> None:
+    """`benchbay compare --pdf` in a process with no Qt application: it makes one that windows (and pytest-qt)
+    can use too, not a bare QGuiApplication that nothing could replace."""
+    import subprocess
+    import sys
+
+    from app.workbench import Workbench
+
+    bench = Workbench(home=cli_env["home"], db_url=f"sqlite:///{cli_env['db']}")
+    try:
+        store_two_servers(bench.store)
+    finally:
+        bench.close()
+    pdf = tmp_path / "c.pdf"
+    code = ("import sys\n"
+            "from app.cli import main\n"
+            f"assert main(['compare', '1', '2', '--pdf', {str(pdf)!r}]) == 0\n"
+            "from PySide6.QtCore import QCoreApplication\n"
+            "from PySide6.QtWidgets import QWidget\n"
+            "print(type(QCoreApplication.instance()).__name__)\n"
+            "QWidget()   # a window after the PDF: only a QApplication allows it\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "QApplication"
+    assert pdf.read_bytes().startswith(b"%PDF")
