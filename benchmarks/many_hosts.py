@@ -1,6 +1,6 @@
 """One workbench running the idle test on N hosts at once: do all finish, how long, at what cost.
 
-    sudo .venv/bin/python benchmarks/many_hosts.py [--hosts 50] [--seconds 60] [--keep]
+    sudo .venv/bin/python benchmarks/many_hosts.py [--hosts 50] [--seconds 60] [--startup-ms 100] [--keep]
 
 Needs root (each test host is a real OpenSSH sshd). Starts N sshd test hosts with the test suite's
 helpers (tests/fixtures/sshd.py) on 127.0.0.100, 127.0.0.101, ... (free high ports), each with its own
@@ -19,6 +19,10 @@ the wall time of the whole command against the seconds measured (ratio), the wor
 out the hosts started and finished, and the machine's load average before and after. Every sshd is
 stopped and the temporary directory removed at the end, also on failure or Ctrl-C (--keep leaves the
 directory, with the run's stderr in run.stderr, for a look).
+
+--startup-ms N gives each host's login user a heavy start-up file, as `pyenv init` or `conda init` in
+~/.bashrc are (bash reads it for every command sshd runs): a `.bashrc` in the host's HOME that sleeps N ms
+and appends a line to `.startups` there, so the output also says how many shell start-ups each host paid.
 """
 from __future__ import annotations
 
@@ -54,6 +58,7 @@ MAX_HOSTS = 255 - FIRST_ADDRESS
 TIME = "/usr/bin/time"
 SETUP_WORKERS = 8              # sshd set-ups (two host keys each) at once
 STOP_GRACE = 60.0              # seconds a cancelled run gets to clean up before it is killed
+STARTUPS = ".startups"         # in a host's HOME: a line per run of its start-up file (--startup-ms)
 
 
 class Interrupted(Exception):
@@ -72,22 +77,34 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def _start_server(root: Path, index: int, authorized: Path) -> SshdServer:
+def _start_server(root: Path, index: int, authorized: Path, startup_ms: float) -> SshdServer:
     name = f"h{index + 1}"
     host_dir = root / "hosts" / name
     tmpdir = host_dir / "tmp"
     tmpdir.mkdir(parents=True, mode=0o700)
     server = SshdServer(host_dir, name, f"127.0.0.{FIRST_ADDRESS + index}", authorized, env={"TMPDIR": str(tmpdir)})
+    if startup_ms > 0:
+        (server.home / ".bashrc").write_text(f'echo x >> "$HOME/{STARTUPS}"\nsleep {startup_ms / 1000:g}\n')
     server.start()
     return server
 
 
-def _start_servers(root: Path, count: int, authorized: Path, servers: list[SshdServer]) -> None:
+def _startups(servers: list[SshdServer]) -> list[int]:
+    """How many times each host's start-up file ran (and reset the count)."""
+    counts = []
+    for server in servers:
+        path = server.home / STARTUPS
+        counts.append(len(path.read_text().splitlines()) if path.exists() else 0)
+        path.unlink(missing_ok=True)
+    return counts
+
+
+def _start_servers(root: Path, count: int, authorized: Path, servers: list[SshdServer], startup_ms: float) -> None:
     """Start `count` sshd, appending each to `servers` as soon as it runs (so the clean-up finds it)."""
     pool = ThreadPoolExecutor(max_workers=SETUP_WORKERS)
     futures = []
     try:
-        futures = [pool.submit(_start_server, root, i, authorized) for i in range(count)]
+        futures = [pool.submit(_start_server, root, i, authorized, startup_ms) for i in range(count)]
         for future in futures:
             try:
                 servers.append(future.result())
@@ -162,12 +179,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=50, help=f"sshd test hosts, 1-{MAX_HOSTS} (default 50)")
     parser.add_argument("--seconds", type=float, default=60.0, help="the idle test's length (default 60)")
+    parser.add_argument("--startup-ms", type=float, default=0.0,
+                        help="milliseconds each host's ~/.bashrc takes (default 0: no start-up file)")
     parser.add_argument("--keep", action="store_true", help="do not remove the temporary directory")
     args = parser.parse_args()
     if not 1 <= args.hosts <= MAX_HOSTS:
         parser.error(f"--hosts must be 1-{MAX_HOSTS}")
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
+    if args.startup_ms < 0:
+        parser.error("--startup-ms must not be negative")
     if os.geteuid() != 0:
         print("many_hosts.py needs root: the test hosts are sshd processes (run it with sudo)", file=sys.stderr)
         return 2
@@ -189,7 +210,7 @@ def main() -> int:
         client_key = keygen(root / "client_ed25519", "ed25519", "benchbay-many-hosts")
         authorized = root / "authorized_keys"
         authorized.write_text(Path(f"{client_key}.pub").read_text())
-        _start_servers(root, args.hosts, authorized, servers)
+        _start_servers(root, args.hosts, authorized, servers, args.startup_ms)
         sshd_seconds = time.monotonic() - began
 
         # -- a fresh workbench that knows them
@@ -211,9 +232,12 @@ def main() -> int:
                     print(f"`benchbay {' '.join(argv)}` failed ({code}): {err.strip()}", file=sys.stderr)
                     return 1
         hosts_seconds = time.monotonic() - began
+        _startups(servers)   # the set-up ran none, but start the count from nothing
         print(f"# idle test, {args.seconds:g} s (warm-up {phases[0][2]:g} s + measure {phases[1][2]:g} s), "
               f"on {args.hosts} sshd hosts 127.0.0.{FIRST_ADDRESS}-127.0.0.{FIRST_ADDRESS + args.hosts - 1}, "
-              f"one `benchbay run`; set-up: sshd {sshd_seconds:.1f} s, host add + trust {hosts_seconds:.1f} s",
+              f"one `benchbay run`; "
+              + (f"start-up file {args.startup_ms:g} ms; " if args.startup_ms else "")
+              + f"set-up: sshd {sshd_seconds:.1f} s, host add + trust {hosts_seconds:.1f} s",
               flush=True)
 
         # -- ONE run on all of them
@@ -278,6 +302,10 @@ def main() -> int:
         print(f"workbench CPU ({how}): user {user_s:.1f} s + sys {sys_s:.1f} s = {cpu:.1f} s = "
               f"{100 * cpu / wall:.0f} % of one core over the wall time, {cpu / args.hosts:.2f} s per host")
         print(f"workbench peak RSS: {peak_mb:.0f} MB ({peak_mb / args.hosts:.1f} MB per host)")
+        if args.startup_ms:
+            counts = sorted(_startups(servers))
+            print(f"shell start-ups per host: min {counts[0]}, median {counts[len(counts) // 2]}, max {counts[-1]} "
+                  f"({sum(counts)} in all)")
         timeline = _timeline(runs.values())
         if timeline:
             print(timeline)
