@@ -65,6 +65,11 @@ class SSHTransport(Transport):
     def client(self) -> paramiko.SSHClient:
         return self._client
 
+    @property
+    def one_shell(self) -> bool:
+        """Commands run in the connection's one shell (remote.command_shell), not a login shell each."""
+        return self._shell is not False
+
     def is_active(self) -> bool:
         transport = self._client.get_transport()
         return transport is not None and transport.is_active()
