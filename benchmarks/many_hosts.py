@@ -133,8 +133,9 @@ def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def _timeline(runs) -> str:
-    """How spread out the hosts started (stored as running) and finished, from the stored runs."""
+def _timeline(runs, began: float, ended: float) -> str:
+    """How spread out the hosts started (stored as running) and finished, from the stored runs; how long the
+    command took before the first start (connections, its own start-up) and after the last end (wall clock)."""
     def when(text: str | None) -> float | None:
         return datetime.fromisoformat(text).timestamp() if text else None
 
@@ -144,7 +145,9 @@ def _timeline(runs) -> str:
         return ""
     longest = max(e - s for s, e in zip(starts, ends, strict=False))
     return (f"hosts started within {max(starts) - min(starts):.1f} s of each other and finished within "
-            f"{max(ends) - min(ends):.1f} s; the longest run took {longest:.1f} s")
+            f"{max(ends) - min(ends):.1f} s; the longest run took {longest:.1f} s; the first run was stored "
+            f"{min(starts) - began:.1f} s after the command began, the command ended {ended - max(ends):.1f} s "
+            "after the last run did")
 
 
 def _stop_run(proc: subprocess.Popen) -> None:
@@ -251,7 +254,7 @@ def main() -> int:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         limit = 5 * args.seconds + 300
         with open(root / "run.stdout", "wb") as out, open(root / "run.stderr", "wb") as err:
-            began = time.monotonic()
+            began, began_wall = time.monotonic(), time.time()
             # its own session: the run is cancelled by us (SIGINT to its group), never half by the terminal
             proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                     start_new_session=True)
@@ -261,7 +264,7 @@ def main() -> int:
                 print(f"# the run did not end in {limit:g} s: cancelled", file=sys.stderr)
                 _stop_run(proc)
                 code = proc.returncode
-            wall = time.monotonic() - began
+            wall, ended_wall = time.monotonic() - began, time.time()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if timed and time_file.exists() and time_file.stat().st_size:
             usage = _parse_time_v(time_file)
@@ -306,7 +309,7 @@ def main() -> int:
             counts = sorted(_startups(servers))
             print(f"shell start-ups per host: min {counts[0]}, median {counts[len(counts) // 2]}, max {counts[-1]} "
                   f"({sum(counts)} in all)")
-        timeline = _timeline(runs.values())
+        timeline = _timeline(runs.values(), began_wall, ended_wall)
         if timeline:
             print(timeline)
         for name, status, reason in failures:
