@@ -1,6 +1,7 @@
 """One workbench running the idle test on N hosts at once: do all finish, how long, at what cost.
 
-    sudo .venv/bin/python benchmarks/many_hosts.py [--hosts 50] [--seconds 60] [--startup-ms 100] [--keep]
+    sudo .venv/bin/python benchmarks/many_hosts.py [--hosts 50] [--seconds 60] [--startup-ms 100 [--startup-cpu]]
+                                                   [--keep]
 
 Needs root (each test host is a real OpenSSH sshd). Starts N sshd test hosts with the test suite's
 helpers (tests/fixtures/sshd.py) on 127.0.0.100, 127.0.0.101, ... (free high ports), each with its own
@@ -22,7 +23,8 @@ directory, with the run's stderr in run.stderr, for a look).
 
 --startup-ms N gives each host's login user a heavy start-up file, as `pyenv init` or `conda init` in
 ~/.bashrc are (bash reads it for every command sshd runs): a `.bashrc` in the host's HOME that sleeps N ms
-and appends a line to `.startups` there, so the output also says how many shell start-ups each host paid.
+(with --startup-cpu: spends N ms of CPU time, as those do) and appends a line to `.startups` there, so
+the output also says how many shell start-ups each host paid.
 """
 from __future__ import annotations
 
@@ -77,16 +79,32 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def _start_server(root: Path, index: int, authorized: Path, startup_ms: float) -> SshdServer:
+def _start_server(root: Path, index: int, authorized: Path, startup: str) -> SshdServer:
     name = f"h{index + 1}"
     host_dir = root / "hosts" / name
     tmpdir = host_dir / "tmp"
     tmpdir.mkdir(parents=True, mode=0o700)
     server = SshdServer(host_dir, name, f"127.0.0.{FIRST_ADDRESS + index}", authorized, env={"TMPDIR": str(tmpdir)})
-    if startup_ms > 0:
-        (server.home / ".bashrc").write_text(f'echo x >> "$HOME/{STARTUPS}"\nsleep {startup_ms / 1000:g}\n')
+    if startup:
+        (server.home / ".bashrc").write_text(f'echo x >> "$HOME/{STARTUPS}"\n{startup}\n')
     server.start()
     return server
+
+
+def _startup_file(ms: float, cpu: bool) -> str:
+    """The .bashrc's work: a sleep, or (cpu) a bash loop calibrated here to take `ms` of CPU time, as
+    `pyenv init` does (its cost then grows with the machine's load, as a real start-up file's does)."""
+    if ms <= 0:
+        return ""
+    if not cpu:
+        return f"sleep {ms / 1000:g}"
+    loop = "i=0; while [ $i -lt {n} ]; do i=$((i + 1)); done"
+    trial = 200_000
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(["bash", "-c", loop.format(n=trial)], check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return loop.format(n=max(1, round(trial * ms / 1000 / max(spent, 1e-3))))
 
 
 def _startups(servers: list[SshdServer]) -> list[int]:
@@ -99,12 +117,12 @@ def _startups(servers: list[SshdServer]) -> list[int]:
     return counts
 
 
-def _start_servers(root: Path, count: int, authorized: Path, servers: list[SshdServer], startup_ms: float) -> None:
+def _start_servers(root: Path, count: int, authorized: Path, servers: list[SshdServer], startup: str) -> None:
     """Start `count` sshd, appending each to `servers` as soon as it runs (so the clean-up finds it)."""
     pool = ThreadPoolExecutor(max_workers=SETUP_WORKERS)
     futures = []
     try:
-        futures = [pool.submit(_start_server, root, i, authorized, startup_ms) for i in range(count)]
+        futures = [pool.submit(_start_server, root, i, authorized, startup) for i in range(count)]
         for future in futures:
             try:
                 servers.append(future.result())
@@ -184,6 +202,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="the idle test's length (default 60)")
     parser.add_argument("--startup-ms", type=float, default=0.0,
                         help="milliseconds each host's ~/.bashrc takes (default 0: no start-up file)")
+    parser.add_argument("--startup-cpu", action="store_true",
+                        help="the start-up file spends its time on the CPU (as pyenv init does) instead of sleeping")
     parser.add_argument("--keep", action="store_true", help="do not remove the temporary directory")
     args = parser.parse_args()
     if not 1 <= args.hosts <= MAX_HOSTS:
@@ -213,7 +233,7 @@ def main() -> int:
         client_key = keygen(root / "client_ed25519", "ed25519", "benchbay-many-hosts")
         authorized = root / "authorized_keys"
         authorized.write_text(Path(f"{client_key}.pub").read_text())
-        _start_servers(root, args.hosts, authorized, servers, args.startup_ms)
+        _start_servers(root, args.hosts, authorized, servers, _startup_file(args.startup_ms, args.startup_cpu))
         sshd_seconds = time.monotonic() - began
 
         # -- a fresh workbench that knows them
@@ -239,7 +259,8 @@ def main() -> int:
         print(f"# idle test, {args.seconds:g} s (warm-up {phases[0][2]:g} s + measure {phases[1][2]:g} s), "
               f"on {args.hosts} sshd hosts 127.0.0.{FIRST_ADDRESS}-127.0.0.{FIRST_ADDRESS + args.hosts - 1}, "
               f"one `benchbay run`; "
-              + (f"start-up file {args.startup_ms:g} ms; " if args.startup_ms else "")
+              + (f"start-up file {args.startup_ms:g} ms{' of CPU' if args.startup_cpu else ''}; "
+                 if args.startup_ms else "")
               + f"set-up: sshd {sshd_seconds:.1f} s, host add + trust {hosts_seconds:.1f} s",
               flush=True)
 
