@@ -105,6 +105,7 @@ class CommandShell:
         self.channel = channel
         self.host = host
         self.user = user
+        self.inline_stdin = False          # printf is the shell's own: a stdin may go in a request
         self._out = MarkerFilter(b"")      # replaced by start(): until the marker, what comes is start-up output
         self._err = MarkerFilter(b"")
 
@@ -120,7 +121,7 @@ class CommandShell:
             shell._out, shell._err = MarkerFilter(marker), MarkerFilter(marker)
             channel.exec_command(wrap_command(LOOP_SCRIPT, marker))
             end = new_end()
-            parser = shell._exchange(request(":", end), end, max(timeout, START_TIMEOUT))
+            parser = shell._exchange(request("command -V printf", end), end, max(timeout, START_TIMEOUT))
             if not shell._out.found:
                 shell._out.finish()
                 shell._err.finish()
@@ -129,6 +130,8 @@ class CommandShell:
                                                              shell._out.before, shell._err.before))
             if not parser.complete or parser.status != 0:
                 raise ShellGone(f"{host}: the command shell did not start")
+            # a stdin goes in the request as printf's argument: only where no `ps` can show it
+            shell.inline_stdin = b"builtin" in (parser.stdout or b"")
         except BaseException:
             shell.close()
             raise
@@ -137,6 +140,10 @@ class CommandShell:
     @property
     def usable(self) -> bool:
         return not (self.channel.closed or self.channel.eof_received)
+
+    def takes(self, stdin: bytes | None) -> bool:
+        """Whether a command with this stdin can go through this shell."""
+        return stdin is None or (self.inline_stdin and len(stdin) <= INLINE_STDIN)
 
     def run(self, script: str, timeout: float, stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
         """(exit status, stdout, stderr) of `script` run by /bin/sh with `stdin` (/dev/null without)."""

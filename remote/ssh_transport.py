@@ -92,7 +92,7 @@ class SSHTransport(Transport):
         if self._shell is not False and (stdin is None or len(stdin) <= INLINE_STDIN):
             try:
                 shell = self._command_shell(timeout)
-                if shell is not None:
+                if shell is not None and shell.takes(stdin):
                     return CommandResult(*shell.run(script, timeout, stdin))
             except ShellGone as exc:
                 if not self.is_active():
