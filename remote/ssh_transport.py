@@ -94,11 +94,12 @@ class SSHTransport(Transport):
                 shell = self._command_shell(timeout)
                 if shell is not None and shell.takes(stdin):
                     return CommandResult(*shell.run(script, timeout, stdin))
-            except ShellGone as exc:
+            except ShellGone:
+                # the command may have run: never sent again; the next command starts another shell
+                self._shell = None
                 if not self.is_active():
-                    raise ConnectError(f"{self.name}: the SSH connection was lost") from None
-                log.info("%s: %s; a channel per command from now on", self.name, exc)
-                self._shell = False
+                    raise ConnectError(f"{self.name}: the SSH connection was lost while a command ran") from None
+                raise
             except CommandTimeout:
                 self._shell = None     # closed: the next command starts another
                 raise
@@ -118,7 +119,7 @@ class SSHTransport(Transport):
             self._shell = CommandShell.start(self._transport(), self.name, timeout)
         except ShellGone:
             if not self.is_active():
-                raise
+                raise ConnectError(f"{self.name}: the SSH connection was lost") from None
             log.info("%s: the command shell did not start; a channel per command", self.name)
             self._shell = False
             return None

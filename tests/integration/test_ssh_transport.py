@@ -79,6 +79,12 @@ def test_a_command_that_keeps_answering_is_not_cut_at_its_limit(transport: SSHTr
     assert (result.exit_status, result.text().split()) == (0, [str(i) for i in range(30)])
 
 
+def test_a_command_that_ends_the_shell_fails_alone(transport: SSHTransport) -> None:
+    with pytest.raises(RemoteCommandError, match="the command shell ended while a command ran"):
+        transport.run("echo before; kill -9 $$", timeout=20)     # $$: the connection's shell itself
+    assert transport.run(["echo", "next"], timeout=20).text() == "next\n"     # in a new shell
+
+
 def test_arguments_arrive_as_literal_words(transport: SSHTransport, run_dir: str) -> None:
     canary = f"{run_dir}/x"
     transport.put_bytes(b"keep me", canary)
