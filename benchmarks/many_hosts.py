@@ -1,6 +1,7 @@
 """One workbench running the idle test on N hosts at once: do all finish, how long, at what cost.
 
-    sudo .venv/bin/python benchmarks/many_hosts.py [--hosts 50] [--seconds 60] [--keep]
+    sudo .venv/bin/python benchmarks/many_hosts.py [--hosts 50] [--seconds 60] [--startup-ms 100 [--startup-cpu]]
+                                                   [--keep]
 
 Needs root (each test host is a real OpenSSH sshd). Starts N sshd test hosts with the test suite's
 helpers (tests/fixtures/sshd.py) on 127.0.0.100, 127.0.0.101, ... (free high ports), each with its own
@@ -19,6 +20,11 @@ the wall time of the whole command against the seconds measured (ratio), the wor
 out the hosts started and finished, and the machine's load average before and after. Every sshd is
 stopped and the temporary directory removed at the end, also on failure or Ctrl-C (--keep leaves the
 directory, with the run's stderr in run.stderr, for a look).
+
+--startup-ms N gives each host's login user a heavy start-up file, as `pyenv init` or `conda init` in
+~/.bashrc are (bash reads it for every command sshd runs): a `.bashrc` in the host's HOME that sleeps N ms
+(with --startup-cpu: spends N ms of CPU time, as those do) and appends a line to `.startups` there, so
+the output also says how many shell start-ups each host paid.
 """
 from __future__ import annotations
 
@@ -54,6 +60,7 @@ MAX_HOSTS = 255 - FIRST_ADDRESS
 TIME = "/usr/bin/time"
 SETUP_WORKERS = 8              # sshd set-ups (two host keys each) at once
 STOP_GRACE = 60.0              # seconds a cancelled run gets to clean up before it is killed
+STARTUPS = ".startups"         # in a host's HOME: a line per run of its start-up file (--startup-ms)
 
 
 class Interrupted(Exception):
@@ -72,22 +79,50 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def _start_server(root: Path, index: int, authorized: Path) -> SshdServer:
+def _start_server(root: Path, index: int, authorized: Path, startup: str) -> SshdServer:
     name = f"h{index + 1}"
     host_dir = root / "hosts" / name
     tmpdir = host_dir / "tmp"
     tmpdir.mkdir(parents=True, mode=0o700)
     server = SshdServer(host_dir, name, f"127.0.0.{FIRST_ADDRESS + index}", authorized, env={"TMPDIR": str(tmpdir)})
+    if startup:
+        (server.home / ".bashrc").write_text(f'echo x >> "$HOME/{STARTUPS}"\n{startup}\n')
     server.start()
     return server
 
 
-def _start_servers(root: Path, count: int, authorized: Path, servers: list[SshdServer]) -> None:
+def _startup_file(ms: float, cpu: bool) -> str:
+    """The .bashrc's work: a sleep, or (cpu) a bash loop calibrated here to take `ms` of CPU time, as
+    `pyenv init` does (its cost then grows with the machine's load, as a real start-up file's does)."""
+    if ms <= 0:
+        return ""
+    if not cpu:
+        return f"sleep {ms / 1000:g}"
+    loop = "i=0; while [ $i -lt {n} ]; do i=$((i + 1)); done"
+    trial = 200_000
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(["bash", "-c", loop.format(n=trial)], check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return loop.format(n=max(1, round(trial * ms / 1000 / max(spent, 1e-3))))
+
+
+def _startups(servers: list[SshdServer]) -> list[int]:
+    """How many times each host's start-up file ran (and reset the count)."""
+    counts = []
+    for server in servers:
+        path = server.home / STARTUPS
+        counts.append(len(path.read_text().splitlines()) if path.exists() else 0)
+        path.unlink(missing_ok=True)
+    return counts
+
+
+def _start_servers(root: Path, count: int, authorized: Path, servers: list[SshdServer], startup: str) -> None:
     """Start `count` sshd, appending each to `servers` as soon as it runs (so the clean-up finds it)."""
     pool = ThreadPoolExecutor(max_workers=SETUP_WORKERS)
     futures = []
     try:
-        futures = [pool.submit(_start_server, root, i, authorized) for i in range(count)]
+        futures = [pool.submit(_start_server, root, i, authorized, startup) for i in range(count)]
         for future in futures:
             try:
                 servers.append(future.result())
@@ -116,8 +151,9 @@ def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def _timeline(runs) -> str:
-    """How spread out the hosts started (stored as running) and finished, from the stored runs."""
+def _timeline(runs, began: float, ended: float) -> str:
+    """How spread out the hosts started (stored as running) and finished, from the stored runs; how long the
+    command took before the first start (connections, its own start-up) and after the last end (wall clock)."""
     def when(text: str | None) -> float | None:
         return datetime.fromisoformat(text).timestamp() if text else None
 
@@ -127,7 +163,9 @@ def _timeline(runs) -> str:
         return ""
     longest = max(e - s for s, e in zip(starts, ends, strict=False))
     return (f"hosts started within {max(starts) - min(starts):.1f} s of each other and finished within "
-            f"{max(ends) - min(ends):.1f} s; the longest run took {longest:.1f} s")
+            f"{max(ends) - min(ends):.1f} s; the longest run took {longest:.1f} s; the first run was stored "
+            f"{min(starts) - began:.1f} s after the command began, the command ended {ended - max(ends):.1f} s "
+            "after the last run did")
 
 
 def _stop_run(proc: subprocess.Popen) -> None:
@@ -162,12 +200,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=50, help=f"sshd test hosts, 1-{MAX_HOSTS} (default 50)")
     parser.add_argument("--seconds", type=float, default=60.0, help="the idle test's length (default 60)")
+    parser.add_argument("--startup-ms", type=float, default=0.0,
+                        help="milliseconds each host's ~/.bashrc takes (default 0: no start-up file)")
+    parser.add_argument("--startup-cpu", action="store_true",
+                        help="the start-up file spends its time on the CPU (as pyenv init does) instead of sleeping")
     parser.add_argument("--keep", action="store_true", help="do not remove the temporary directory")
     args = parser.parse_args()
     if not 1 <= args.hosts <= MAX_HOSTS:
         parser.error(f"--hosts must be 1-{MAX_HOSTS}")
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
+    if args.startup_ms < 0:
+        parser.error("--startup-ms must not be negative")
     if os.geteuid() != 0:
         print("many_hosts.py needs root: the test hosts are sshd processes (run it with sudo)", file=sys.stderr)
         return 2
@@ -189,7 +233,7 @@ def main() -> int:
         client_key = keygen(root / "client_ed25519", "ed25519", "benchbay-many-hosts")
         authorized = root / "authorized_keys"
         authorized.write_text(Path(f"{client_key}.pub").read_text())
-        _start_servers(root, args.hosts, authorized, servers)
+        _start_servers(root, args.hosts, authorized, servers, _startup_file(args.startup_ms, args.startup_cpu))
         sshd_seconds = time.monotonic() - began
 
         # -- a fresh workbench that knows them
@@ -211,9 +255,13 @@ def main() -> int:
                     print(f"`benchbay {' '.join(argv)}` failed ({code}): {err.strip()}", file=sys.stderr)
                     return 1
         hosts_seconds = time.monotonic() - began
+        _startups(servers)   # the set-up ran none, but start the count from nothing
         print(f"# idle test, {args.seconds:g} s (warm-up {phases[0][2]:g} s + measure {phases[1][2]:g} s), "
               f"on {args.hosts} sshd hosts 127.0.0.{FIRST_ADDRESS}-127.0.0.{FIRST_ADDRESS + args.hosts - 1}, "
-              f"one `benchbay run`; set-up: sshd {sshd_seconds:.1f} s, host add + trust {hosts_seconds:.1f} s",
+              f"one `benchbay run`; "
+              + (f"start-up file {args.startup_ms:g} ms{' of CPU' if args.startup_cpu else ''}; "
+                 if args.startup_ms else "")
+              + f"set-up: sshd {sshd_seconds:.1f} s, host add + trust {hosts_seconds:.1f} s",
               flush=True)
 
         # -- ONE run on all of them
@@ -227,7 +275,7 @@ def main() -> int:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         limit = 5 * args.seconds + 300
         with open(root / "run.stdout", "wb") as out, open(root / "run.stderr", "wb") as err:
-            began = time.monotonic()
+            began, began_wall = time.monotonic(), time.time()
             # its own session: the run is cancelled by us (SIGINT to its group), never half by the terminal
             proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                     start_new_session=True)
@@ -237,7 +285,7 @@ def main() -> int:
                 print(f"# the run did not end in {limit:g} s: cancelled", file=sys.stderr)
                 _stop_run(proc)
                 code = proc.returncode
-            wall = time.monotonic() - began
+            wall, ended_wall = time.monotonic() - began, time.time()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if timed and time_file.exists() and time_file.stat().st_size:
             usage = _parse_time_v(time_file)
@@ -278,7 +326,11 @@ def main() -> int:
         print(f"workbench CPU ({how}): user {user_s:.1f} s + sys {sys_s:.1f} s = {cpu:.1f} s = "
               f"{100 * cpu / wall:.0f} % of one core over the wall time, {cpu / args.hosts:.2f} s per host")
         print(f"workbench peak RSS: {peak_mb:.0f} MB ({peak_mb / args.hosts:.1f} MB per host)")
-        timeline = _timeline(runs.values())
+        if args.startup_ms:
+            counts = sorted(_startups(servers))
+            print(f"shell start-ups per host: min {counts[0]}, median {counts[len(counts) // 2]}, max {counts[-1]} "
+                  f"({sum(counts)} in all)")
+        timeline = _timeline(runs.values(), began_wall, ended_wall)
         if timeline:
             print(timeline)
         for name, status, reason in failures:

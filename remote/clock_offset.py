@@ -8,8 +8,8 @@ One exchange: we note our clock (t_send), the host answers with its clock (t_hos
 
 Several exchanges; the one with the smallest round trip is kept (its bound is the tightest). On SSH
 one channel runs a shell loop that prints the host's clock for every line we send, so a round trip
-costs one `date`, not a new channel and a new shell; elsewhere (the local host) each exchange is one
-command.
+costs one `date`, not a new channel and a new shell; where the connection runs its commands in one
+shell already (remote.command_shell) or on the local host, each exchange is one command of it.
 """
 from __future__ import annotations
 
@@ -85,7 +85,11 @@ def measure_offset(transport: Transport, rounds: int = ROUNDS, clock: Callable[[
     """The host's clock offset from ours (best of `rounds` exchanges)."""
     client = getattr(transport, "client", None)
     get_transport = getattr(client, "get_transport", None)
-    if get_transport is not None and get_transport() is not None:
+    if getattr(transport, "one_shell", False):
+        # a channel of its own would start the login shell again (slow start-up files): one more command
+        # instead, the first of which may also wait for the connection's shell to start
+        samples = _over_commands(transport, rounds + 1, clock)[1:]
+    elif get_transport is not None and get_transport() is not None:
         samples = _over_channel(transport, get_transport(), rounds, clock)
     else:
         samples = _over_commands(transport, rounds, clock)

@@ -10,9 +10,9 @@ import time
 from collections.abc import Sequence
 
 import paramiko
-from paramiko.common import cMSG_CHANNEL_REQUEST
 from paramiko.sftp import SFTPError
 
+from remote.command_shell import INLINE_STDIN, CommandShell, ShellGone, send_signal
 from remote.errors import CommandTimeout, ConnectError, RemoteCommandError, RemoteError
 from remote.exec_files import get_over_exec, put_over_exec
 from remote.login_shell import MarkerFilter, did_not_run_message, new_marker, wrap_command
@@ -49,6 +49,9 @@ class SSHTransport(Transport):
         self._sftp: paramiko.SFTPClient | None = None
         self._exec_files = False      # SFTP is unusable on this host: files go over command channels
         self._tails: dict[str, paramiko.SFTPFile] = {}   # growing files kept open by tail_bytes
+        # the shell that runs this connection's commands in turn (remote.command_shell); False: a channel
+        # per command, because this host's shell did not stay
+        self._shell: CommandShell | None | bool = None
         transport = client.get_transport()
         if transport is not None:
             # Keepalives stop NAT boxes and firewalls from dropping a connection during a long test.
@@ -61,6 +64,11 @@ class SSHTransport(Transport):
     @property
     def client(self) -> paramiko.SSHClient:
         return self._client
+
+    @property
+    def one_shell(self) -> bool:
+        """Commands run in the connection's one shell (remote.command_shell), not a login shell each."""
+        return self._shell is not False
 
     def is_active(self) -> bool:
         transport = self._client.get_transport()
@@ -78,13 +86,54 @@ class SSHTransport(Transport):
         timeout: float = 60.0,
         stdin: bytes | None = None,
     ) -> CommandResult:
+        """Through the connection's command shell: the login shell's start-up files ran once, when it
+        started. A channel of its own for a large stdin, or where that shell does not stay."""
+        script = to_shell(command)
+        if self._shell is not False and (stdin is None or len(stdin) <= INLINE_STDIN):
+            try:
+                shell = self._command_shell(timeout)
+                if shell is not None and shell.takes(stdin):
+                    return CommandResult(*shell.run(script, timeout, stdin))
+            except ShellGone:
+                # the command may have run: never sent again; the next command starts another shell
+                self._shell = None
+                if not self.is_active():
+                    raise ConnectError(f"{self.name}: the SSH connection was lost while a command ran") from None
+                raise
+            except CommandTimeout:
+                self._shell = None     # closed: the next command starts another
+                raise
+            except (paramiko.SSHException, OSError, EOFError) as exc:
+                self._shell = None
+                raise self._failure("cannot run the command", exc) from None
+        return self._run_once(script, timeout, stdin)
+
+    def _command_shell(self, timeout: float) -> CommandShell | None:
+        shell = self._shell
+        if isinstance(shell, CommandShell) and shell.usable:
+            return shell
+        if shell is False:
+            return None
+        self._shell = None
+        try:
+            self._shell = CommandShell.start(self._transport(), self.name, timeout)
+        except ShellGone:
+            if not self.is_active():
+                raise ConnectError(f"{self.name}: the SSH connection was lost") from None
+            log.info("%s: the command shell did not start; a channel per command", self.name)
+            self._shell = False
+            return None
+        return self._shell
+
+    def _run_once(self, script: str, timeout: float, stdin: bytes | None) -> CommandResult:
+        """The command on a channel of its own (the login shell and its start-up files run for it)."""
         deadline = time.monotonic() + timeout
         channel: paramiko.Channel | None = None
         marker = new_marker()
         try:
             channel = self._transport().open_session(timeout=min(timeout, 30.0))
             # never the login shell's own syntax: /bin/sh runs it, after a marker on both streams
-            channel.exec_command(wrap_command(to_shell(command), marker))
+            channel.exec_command(wrap_command(script, marker))
             raw = self._collect(channel, stdin, deadline, timeout)
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise self._failure("cannot run the command", exc) from None
@@ -132,7 +181,8 @@ class SSHTransport(Transport):
                     pending = None  # closed between the check and the send: as above
                 if pending is None:
                     channel.shutdown_write()  # a no-op once paramiko has closed the channel
-            self._drain(channel, out, err)
+            if self._drain(channel, out, err):
+                deadline = max(deadline, time.monotonic() + timeout)   # answering: the limit moves on
             if channel.eof_received or channel.closed:
                 break
             remaining = deadline - time.monotonic()
@@ -152,20 +202,25 @@ class SSHTransport(Transport):
         return CommandResult(status, b"".join(out), b"".join(err))
 
     @staticmethod
-    def _drain(channel: paramiko.Channel, out: list[bytes], err: list[bytes]) -> None:
+    def _drain(channel: paramiko.Channel, out: list[bytes], err: list[bytes]) -> bool:
+        """What arrived, appended; True when anything did."""
+        got = False
         while channel.recv_ready():
             data = channel.recv(_CHUNK)
             if not data:
                 break
             out.append(data)
+            got = True
         while channel.recv_stderr_ready():
             data = channel.recv_stderr(_CHUNK)
             if not data:
                 break
             err.append(data)
+            got = True
+        return got
 
     def _timed_out(self, channel: paramiko.Channel, timeout: float) -> None:
-        _send_signal(channel, "TERM")  # closing alone leaves the command running on the host
+        send_signal(channel, "TERM")  # closing alone leaves the command running on the host
         channel.close()
         raise CommandTimeout(f"command did not finish within {timeout:g} s on {self.name}")
 
@@ -302,6 +357,7 @@ class SSHTransport(Transport):
         self._jump_clients = []
         self._tails = {}
         self._sftp = None
+        self._shell = None
 
 
 def _read_at(handle: paramiko.SFTPFile, offset: int, limit: int | None) -> bytes:
@@ -328,24 +384,6 @@ def _read_at(handle: paramiko.SFTPFile, offset: int, limit: int | None) -> bytes
         if len(chunk) < want:
             break   # a short answer: the end of what the file holds now
     return b"".join(parts)
-
-
-def _send_signal(channel: paramiko.Channel, name: str) -> None:
-    """RFC 4254 "signal" request: OpenSSH delivers it to the command's process group.
-
-    Best effort: OpenSSH refuses it for root logins (no privilege separation after login)
-    and older servers ignore it. paramiko has no public call, so it is built as paramiko does.
-    """
-    if channel.closed:
-        return
-    message = paramiko.Message()
-    message.add_byte(cMSG_CHANNEL_REQUEST)
-    message.add_int(channel.remote_chanid)
-    message.add_string("signal")
-    message.add_boolean(False)
-    message.add_string(name)
-    with contextlib.suppress(Exception):
-        channel.transport._send_user_message(message)
 
 
 def _reason(exc: BaseException) -> str:

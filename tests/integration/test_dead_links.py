@@ -82,6 +82,29 @@ def _idle(host, measure: int):
     return host.benchbay("run", host.name, "--test", "idle", "--set", f"phases={phases}", "--interval", str(INTERVAL))
 
 
+def _stop(proc, far_host) -> None:
+    far_host.set_link(True)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def _start_then_cut(far_host, measure: int):
+    """`benchbay run` of the idle test, its link cut 3 ticks into the measurement: (the process, its stderr
+    and stdout lines, the run directory on the host, when the link went down). On failure nothing is left."""
+    proc = _idle(far_host, measure)
+    try:
+        err, out = _Lines(proc.stderr), _Lines(proc.stdout)
+        run_dir = _wait_for("the run on the host", lambda: _run_dir(far_host), 60)
+        _wait_for("the measurement", lambda: _measuring(run_dir), 60)
+        time.sleep(3 * INTERVAL)
+        far_host.set_link(False)
+        return proc, err, out, run_dir, time.monotonic()
+    except BaseException:
+        _stop(proc, far_host)
+        raise
+
+
 def _complete(events, t, measure: int) -> None:
     """Every agent event once and in order, a sample every tick across the outage."""
     seqs = [e["seq"] for e in events if e["seq"] is not None]
@@ -94,14 +117,8 @@ def _complete(events, t, measure: int) -> None:
 def test_a_silently_dead_link_is_dropped_said_and_reconnected(far_host, bench_paths) -> None:
     write_settings(bench_paths["home"], connect_timeout=3)
     measure = 70
-    proc = _idle(far_host, measure)
-    err, _out = _Lines(proc.stderr), _Lines(proc.stdout)
+    proc, err, _out, run_dir, down_at = _start_then_cut(far_host, measure)
     try:
-        run_dir = _wait_for("the run on the host", lambda: _run_dir(far_host), 60)
-        _wait_for("the measurement", lambda: _measuring(run_dir), 60)
-        time.sleep(3 * INTERVAL)
-        far_host.set_link(False)
-        down_at = time.monotonic()
         said = _wait_for("the line that the link went silent", lambda: err.first("disconnected"),
                          STALL_LIMIT + 20.0 + GUARD_SLACK)
         assert said[0] - down_at <= STALL_LIMIT + 20.0 + GUARD_SLACK
@@ -109,10 +126,7 @@ def test_a_silently_dead_link_is_dropped_said_and_reconnected(far_host, bench_pa
         far_host.set_link(True)
         proc.wait(timeout=240)
     finally:
-        far_host.set_link(True)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc, far_host)
     assert proc.returncode == 0, err.text()
     assert "Traceback" not in err.text() and "WARNING" not in err.text()
     disconnected = [line for _at, line in err.lines if "disconnected" in line]
@@ -130,14 +144,8 @@ def test_a_link_gone_past_the_budget_is_lost_link_then_collected_complete(far_ho
     budget = 10.0
     write_settings(bench_paths["home"], connect_timeout=3, reconnect_budget=budget)
     measure = 45
-    proc = _idle(far_host, measure)
-    err, out = _Lines(proc.stderr), _Lines(proc.stdout)
+    proc, err, out, run_dir, down_at = _start_then_cut(far_host, measure)
     try:
-        run_dir = _wait_for("the run on the host", lambda: _run_dir(far_host), 60)
-        _wait_for("the measurement", lambda: _measuring(run_dir), 60)
-        time.sleep(3 * INTERVAL)
-        far_host.set_link(False)
-        down_at = time.monotonic()
         # what the product promises: the stall limit, then the reconnect budget (each attempt bounded)
         promised = STALL_LIMIT + budget + 3.0 + GUARD_SLACK + 20.0
         proc.wait(timeout=promised + 60)
@@ -155,10 +163,7 @@ def test_a_link_gone_past_the_budget_is_lost_link_then_collected_complete(far_ho
         _wait_for("the run to end on the host", lambda: b'"done"' in (run_dir / "events.jsonl").read_bytes(),
                   measure + 60)
     finally:
-        far_host.set_link(True)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc, far_host)
 
     # the next start of Benchbay collects it, without a hand command
     monitor = far_host.benchbay("monitor", far_host.name, "--seconds", "1")

@@ -73,6 +73,18 @@ def test_timeout_is_enforced_and_the_connection_survives(transport: SSHTransport
     assert transport.run(["echo", "still here"], timeout=20).text() == "still here\n"
 
 
+def test_a_command_that_keeps_answering_is_not_cut_at_its_limit(transport: SSHTransport) -> None:
+    # 6 s of work, a line every 0.2 s, under a 3 s limit: the limit counts from the last answer
+    result = transport.run("i=0; while [ $i -lt 30 ]; do echo $i; sleep 0.2; i=$((i + 1)); done", timeout=3)
+    assert (result.exit_status, result.text().split()) == (0, [str(i) for i in range(30)])
+
+
+def test_a_command_that_ends_the_shell_fails_alone(transport: SSHTransport) -> None:
+    with pytest.raises(RemoteCommandError, match="the command shell ended while a command ran"):
+        transport.run("echo before; kill -9 $$", timeout=20)     # $$: the connection's shell itself
+    assert transport.run(["echo", "next"], timeout=20).text() == "next\n"     # in a new shell
+
+
 def test_arguments_arrive_as_literal_words(transport: SSHTransport, run_dir: str) -> None:
     canary = f"{run_dir}/x"
     transport.put_bytes(b"keep me", canary)
