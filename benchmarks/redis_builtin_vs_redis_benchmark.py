@@ -1,11 +1,12 @@
 """The built-in Redis load generator against redis-benchmark: same server, clients, pipeline and command.
 
     python benchmarks/redis_builtin_vs_redis_benchmark.py [--target 127.0.0.1:6379] [--db 15]
-        [--clients 1,10,50] [--pipelines 1,16] [--ops get,set] [--seconds 4] [--rounds 3]
+        [--clients 1,10,50] [--pipelines 1,16] [--ops get,set] [--seconds 3] [--rounds 5]
 
 For each case (command x clients x pipeline) and round, both tools load the server for the same seconds,
-in alternating order: the built-in generator (remote/agent/resp_load.py) and redis-benchmark as the
-dbload test drives it (remote/agent/redis_benchmark_run.py: a calibration, then -n for the seconds).
+in alternating order: the built-in generator (remote/agent/resp_load.py) and redis-benchmark with the
+dbload test's command line (remote/agent/redis_benchmark_run.py) and -n = the built-in's last rate x the
+seconds; a warm-up run of the built-in first.
 Prints, per case, the ratios built-in / redis-benchmark of ops/s (goal >= 0.9) and of the p50 and p99
 latency (goal within 10 %), min / median / max over the rounds, and the load average before and after.
 The keys (a prefix of their own in the chosen database) are written first and deleted at the end.
@@ -13,6 +14,7 @@ The keys (a prefix of their own in the chosen database) are written first and de
 import argparse
 import binascii
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -35,10 +37,14 @@ def builtin(cfg: dict) -> dict:
             "errors": out["errors"], "processes": out["processes"]}
 
 
-def tool(cfg: dict) -> dict:
-    out = redis_benchmark_run.run_step(cfg, cfg["clients"], cfg["seconds"], lambda *a: None, _popen)
+def tool(cfg: dict, rate: float) -> dict:
+    """redis-benchmark for about cfg["seconds"] at `rate` (the built-in's last rate): -n = rate x seconds."""
     op = "get" if cfg["get_ratio"] >= 1.0 else "set"
-    report = out["tool_reports"][op]
+    requests = max(int(rate * cfg["seconds"]), cfg["clients"] * cfg["pipeline"])
+    args = redis_benchmark_run.argv(cfg, op, cfg["clients"], requests)
+    done = subprocess.run(args, input=b"x" * cfg["value_size"] if op == "set" else None, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=cfg["seconds"] * 20 + 60, check=True)
+    report = redis_benchmark_run.parse_report(done.stdout.decode())
     return {"ops": report["throughput"], "p50": report["p50_ms"], "p99": report["p99_ms"], "errors": 0}
 
 
@@ -53,8 +59,8 @@ def main() -> int:
     parser.add_argument("--clients", default="1,10,50")
     parser.add_argument("--pipelines", default="1,16")
     parser.add_argument("--ops", default="get,set")
-    parser.add_argument("--seconds", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--keyspace", type=int, default=10000)
     parser.add_argument("--value-size", type=int, default=100)
     parser.add_argument("--processes", type=int, default=0, help="built-in worker processes (0: one per CPU)")
@@ -72,6 +78,7 @@ def main() -> int:
     print("The machine is shared with other work: figures move with its load (load average printed).")
     print("load average before: {}".format(" ".join(f"{x:.2f}" for x in os.getloadavg())))
     resp_load.fill(dict(base))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))   # the keys are deleted on a kill too
     rows = []
     try:
         for op in args.ops.split(","):
@@ -79,11 +86,16 @@ def main() -> int:
                 for clients in (int(c) for c in args.clients.split(",")):
                     cfg = dict(base, clients=clients, pipeline=pipeline, get_ratio=1.0 if op == "get" else 0.0)
                     ours, theirs = [], []
+                    rate = builtin(dict(cfg))["ops"]   # a warm-up, and the first estimate of -n
                     for round_ in range(args.rounds):
-                        order = (builtin, tool) if round_ % 2 == 0 else (tool, builtin)
-                        got = {f: f(dict(cfg)) for f in order}
-                        ours.append(got[builtin])
-                        theirs.append(got[tool])
+                        # alternating order: the machine's load drifts between the two runs of a round
+                        if round_ % 2 == 0:
+                            ours.append(builtin(dict(cfg)))
+                            theirs.append(tool(dict(cfg), ours[-1]["ops"]))
+                        else:
+                            theirs.append(tool(dict(cfg), rate))
+                            ours.append(builtin(dict(cfg)))
+                        rate = ours[-1]["ops"]
                     ratio = [a["ops"] / b["ops"] for a, b in zip(ours, theirs, strict=True)]
                     p50 = [a["p50"] / b["p50"] for a, b in zip(ours, theirs, strict=True) if a["p50"] and b["p50"]]
                     p99 = [a["p99"] / b["p99"] for a, b in zip(ours, theirs, strict=True) if a["p99"] and b["p99"]]

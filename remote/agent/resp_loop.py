@@ -228,6 +228,8 @@ class Loop:
             self.epoll.modify(conn.fd, select.EPOLLIN | select.EPOLLOUT)
 
     def try_send(self, conn: "_Conn", now: float) -> None:
+        if now >= self.t_end:   # nothing starts after the step: what is in flight at its end is all it leaves
+            return
         try:
             self.send(conn, now)
         except (BlockingIOError, InterruptedError):
