@@ -8,12 +8,14 @@ in alternating order: the built-in generator (remote/agent/resp_load.py) and red
 dbload test's command line (remote/agent/redis_benchmark_run.py) and -n = the built-in's last rate x the
 seconds; a warm-up run of the built-in first.
 Prints, per case, the ratios built-in / redis-benchmark of ops/s (goal >= 0.9) and of the p50 and p99
-latency (goal within 10 %), min / median / max over the rounds, and the load average before and after.
+latency (goal within 10 %), min / median / max over the rounds, the CPU time each tool spent per
+request (user + system, of its processes: steadier than rates on a busy machine) and the load average.
 The keys (a prefix of their own in the chosen database) are written first and deleted at the end.
 """
 import argparse
 import binascii
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -30,11 +32,19 @@ def _popen(args, **kwargs):
     return subprocess.Popen(args, start_new_session=True, **kwargs)
 
 
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)   # reaped children: the workers, redis-benchmark
+    return usage.ru_utime + usage.ru_stime
+
+
 def builtin(cfg: dict) -> dict:
+    cpu = _child_cpu()
     out = resp_load.run_load(cfg, lambda *a: None)
+    cpu = _child_cpu() - cpu
     op = "get" if cfg["get_ratio"] >= 1.0 else "set"
-    return {"ops": sum(out["per_second"]) / cfg["seconds"], "p50": out["p50_ms"][op], "p99": out["p99_ms"][op],
-            "errors": out["errors"], "processes": out["processes"]}
+    count = sum(out["per_second"])
+    return {"ops": count / cfg["seconds"], "p50": out["p50_ms"][op], "p99": out["p99_ms"][op],
+            "errors": out["errors"], "processes": out["processes"], "cpu_us": cpu / max(count, 1) * 1e6}
 
 
 def tool(cfg: dict, rate: float) -> dict:
@@ -42,10 +52,13 @@ def tool(cfg: dict, rate: float) -> dict:
     op = "get" if cfg["get_ratio"] >= 1.0 else "set"
     requests = max(int(rate * cfg["seconds"]), cfg["clients"] * cfg["pipeline"])
     args = redis_benchmark_run.argv(cfg, op, cfg["clients"], requests)
+    cpu = _child_cpu()
     done = subprocess.run(args, input=b"x" * cfg["value_size"] if op == "set" else None, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, timeout=cfg["seconds"] * 20 + 60, check=True)
+    cpu = _child_cpu() - cpu
     report = redis_benchmark_run.parse_report(done.stdout.decode())
-    return {"ops": report["throughput"], "p50": report["p50_ms"], "p99": report["p99_ms"], "errors": 0}
+    return {"ops": report["throughput"], "p50": report["p50_ms"], "p99": report["p99_ms"], "errors": 0,
+            "cpu_us": cpu / report["requests"] * 1e6}
 
 
 def spread(values: list) -> str:
@@ -99,11 +112,15 @@ def main() -> int:
                     ratio = [a["ops"] / b["ops"] for a, b in zip(ours, theirs, strict=True)]
                     p50 = [a["p50"] / b["p50"] for a, b in zip(ours, theirs, strict=True) if a["p50"] and b["p50"]]
                     p99 = [a["p99"] / b["p99"] for a, b in zip(ours, theirs, strict=True) if a["p99"] and b["p99"]]
-                    row = "{:3} c={:<3} P={:<3} ops/s builtin {:>9.0f} redis-benchmark {:>9.0f} | ratio ops {}" \
-                          " | p50 {} | p99 {} | load {:.2f}".format(
+                    cpu = [a["cpu_us"] / b["cpu_us"] for a, b in zip(ours, theirs, strict=True) if b["cpu_us"]]
+                    row = "{:3} c={:<3} P={:<3} ops/s builtin {:>7.0f} redis-benchmark {:>7.0f} | ratio ops {}" \
+                          " | p50 {} | p99 {} | CPU us/op {:.1f} vs {:.1f}, ratio {} | load {:.2f}".format(
                               op, clients, pipeline, statistics.median(a["ops"] for a in ours),
                               statistics.median(b["ops"] for b in theirs), spread(ratio),
-                              spread(p50) if p50 else "-", spread(p99) if p99 else "-", os.getloadavg()[0])
+                              spread(p50) if p50 else "-", spread(p99) if p99 else "-",
+                              statistics.median(a["cpu_us"] for a in ours),
+                              statistics.median(b["cpu_us"] for b in theirs),
+                              spread(cpu) if cpu else "-", os.getloadavg()[0])
                     rows.append(row)
                     print(row, flush=True)
     finally:
