@@ -131,7 +131,10 @@ def prepare_redis(ctx: Any, params: Dict[str, Any]) -> Dict[str, Any]:
                                cfg["db"], cfg["host"], cfg["port"], existing, cfg["prefix"].decode("utf-8", "replace")))
 
     def delete_keys() -> None:
-        resp_load.cleanup(config(params))
+        try:
+            resp_load.cleanup(cfg)
+        except (OSError, resp_wire.RedisError) as exc:
+            raise RuntimeError(cleanup_hint(cfg, exc)) from None
 
     ctx.add_cleanup_callback(delete_keys)   # before the first key: a cancel during the fill leaves none
     started = time.monotonic()
@@ -140,6 +143,14 @@ def prepare_redis(ctx: Any, params: Dict[str, Any]) -> Dict[str, Any]:
         ctx.check()
     facts.update({"keys": keys, "fill_s": round(time.monotonic() - started, 3)})
     return facts
+
+
+def cleanup_hint(cfg: Dict[str, Any], exc: BaseException) -> str:
+    """What is left and how to remove it, when the keys could not be deleted (the server went away)."""
+    prefix = cfg["prefix"].decode("utf-8", "replace")
+    return ("the test's keys (prefix {p!r}, database {db} of {h}:{port}) could not be deleted: {e}; delete them "
+            "with: redis-cli -h {h} -p {port} -n {db} --scan --pattern '{p}*' | xargs redis-cli -h {h} -p {port} "
+            "-n {db} unlink").format(p=prefix, db=cfg["db"], h=cfg["host"], port=cfg["port"], e=exc)
 
 
 def run_redis_step(ctx: Any, params: Dict[str, Any], step: int, clients: int, seconds: int,
