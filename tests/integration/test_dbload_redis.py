@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -85,7 +86,7 @@ def _keys(params: dict) -> int:
 
 
 def _children() -> list[str]:
-    """This process's children (the load's workers, redis-benchmark), as 'pid name'."""
+    """This process's living children (the load's workers, redis-benchmark), as 'pid name'."""
     me = str(os.getpid())
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -94,8 +95,10 @@ def _children() -> list[str]:
         except OSError:
             continue
         name, _, rest = stat.partition(") ")
-        if rest.split()[1] == me:
-            out.append(f"{pid} {name.split('(', 1)[1]}")
+        name = name.split("(", 1)[1]
+        state, ppid = rest.split()[:2]
+        if ppid == me and state != "Z" and name != "redis-server":   # the fixture's server is not the test's
+            out.append(f"{pid} {name}")
     return out
 
 
@@ -182,6 +185,28 @@ def test_constant_rate_counts_latency_from_the_intended_start(private_redis: str
     assert max(first[op]["p50"] for op in ("get", "set")) < 200.0
 
 
+def test_a_closed_loop_shows_a_stall_as_fewer_requests(private_redis: str, tmp_path: Path) -> None:
+    """The contrast: without a rate, one client waits for each reply, so the paused second has fewer requests
+    (and the loop still reports every second while nothing comes back)."""
+    params = _params(private_redis)
+    ctx = _ctx(tmp_path)
+    host, port = resp_wire.parse_target(private_redis)
+
+    def pause(second: int) -> None:
+        if second == 1:
+            with resp_wire.Client(host, port) as client:
+                client.call("CLIENT", "PAUSE", 1500)
+
+    try:
+        dbload_redis.prepare_redis(ctx, params)
+        ticks = Ticks(pause)
+        out = dbload_redis.run_redis_step(ctx, params, 1, 1, 4, ticks)
+    finally:
+        assert ctx.cleanup() == []
+    assert [s for s, *_ in ticks.seen] == [1, 2, 3, 4]
+    assert min(out["per_second"][1:3]) < 0.5 * out["per_second"][0], out["per_second"]
+
+
 def test_no_keys_left_after_a_step_on_the_machines_redis(shared_redis: str, tmp_path: Path) -> None:
     params = _params(shared_redis, pipeline=16)
     ctx = _ctx(tmp_path)
@@ -241,8 +266,8 @@ def test_a_prefix_in_use_is_refused_and_left_alone(shared_redis: str, tmp_path: 
 
 
 @pytest.mark.skipif(redis_benchmark_run.version() is None, reason="redis-benchmark is not installed")
-def test_redis_benchmark_step(shared_redis: str, tmp_path: Path) -> None:
-    params = _params(shared_redis, tool="redis-benchmark", get_ratio=0.5)
+def test_redis_benchmark_step(private_redis: str, tmp_path: Path) -> None:
+    params = _params(private_redis, tool="redis-benchmark", get_ratio=0.5)
     ctx = _ctx(tmp_path)
     ticks = Ticks()
     try:
@@ -292,3 +317,26 @@ def test_a_password_goes_over_the_socket_only(private_redis: str, tmp_path: Path
     with pytest.raises(RuntimeError, match="refused the login"):
         dbload_redis.prepare_redis(_ctx(tmp_path), wrong)
     assert secret not in (tmp_path / "events.jsonl").read_text()
+
+
+def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path) -> None:
+    """The step runs to its end counting errors and reconnect attempts; the cleanup says what it could not do."""
+    host, port = resp_wire.parse_target(private_redis)
+    with resp_wire.Client(host, port) as client:
+        pid = int(client.info("server")["process_id"])
+    params = _params(private_redis)
+    ctx = _ctx(tmp_path)
+
+    def kill(second: int) -> None:
+        if second == 1:
+            os.kill(pid, signal.SIGKILL)
+
+    try:
+        dbload_redis.prepare_redis(ctx, params)
+        out = dbload_redis.run_redis_step(ctx, params, 1, 3, 4, Ticks(kill))
+    finally:
+        failed = ctx.cleanup()
+    assert out["per_second"][0] > 0 and out["per_second"][-1] == 0
+    assert out["errors"] >= 1 and out["retries"] >= 1
+    assert len(failed) == 1 and "could not be deleted" in failed[0] and "--scan --pattern" in failed[0]
+    assert _children() == []
