@@ -442,13 +442,13 @@ class Loop:
                         continue
                     if not mask & (select.EPOLLIN | select.EPOLLERR | select.EPOLLHUP):
                         continue
+                t_read = perf()   # the reply is there: its read is the client's time, as redis-benchmark counts
                 try:
                     data = conn.sock.recv(RECV_BYTES)
                 except (BlockingIOError, InterruptedError):
                     continue
                 except OSError:
                     data = b""
-                t_read = perf()
                 if data:
                     self.received(conn, data, t_read)
                 else:
