@@ -154,14 +154,17 @@ def cleanup_hint(cfg: Dict[str, Any], exc: BaseException) -> str:
 
 
 def run_redis_step(ctx: Any, params: Dict[str, Any], step: int, clients: int, seconds: int,
-                   emit_tick: Callable[..., None]) -> Dict[str, Any]:
+                   emit_tick: Callable[..., None], start_at: Optional[float] = None) -> Dict[str, Any]:
     """One step of `seconds` with `clients` connections; emit_tick(second, t, ops, lat_ms, errors, retries) once
     per second. Returns engine, per_second, per_second_by_op, p50_ms/p99_ms/p999_ms per op, errors, retries,
-    tool_total (None for the built-in generator) and what else the engine said."""
+    tool_total (None for the built-in generator) and what else the engine said. start_at (time.time() scale,
+    optional): the common start of several client hosts; the built-in generator's first second begins then,
+    redis-benchmark's measured run starts then (after its calibration)."""
     tool = redis_tool(params)
     if isinstance(tool, str):
         raise RuntimeError(tool)
     cfg = config(params, clients, seconds)
+    cfg["start_at"] = start_at
     should_stop = lambda: ctx.stopping  # noqa: E731
     if tool[0] == ENGINE_BUILTIN:
         try:

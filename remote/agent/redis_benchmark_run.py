@@ -278,6 +278,10 @@ def run_step(cfg: Dict[str, Any], clients: int, seconds: int, on_second: Callabl
     split = split_clients(clients, float(cfg["get_ratio"]))
     rates = calibrate(popen, cfg, split, path, should_stop)
     requests = {op: max(int(rates[op] * seconds * MARGIN), int(cfg["pipeline"]) * split[op]) for op in split}
+    while cfg.get("start_at") and time.time() < float(cfg["start_at"]):   # several client hosts start together
+        if should_stop():
+            raise ToolError("stopped")
+        time.sleep(min(0.1, max(float(cfg["start_at"]) - time.time(), 0.0)))
     procs = _start(popen, cfg, split, requests, path)
     emitted = 0
     by_op = {"get": [], "set": []}  # type: Dict[str, List[float]]

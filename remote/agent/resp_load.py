@@ -143,8 +143,9 @@ def _histogram(sparse: Dict[str, int]) -> Histogram:
 def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
              should_stop: Callable[[], bool] = lambda: False) -> Dict[str, Any]:
     """Runs cfg["seconds"] of load from cfg["clients"] connections; calls on_second(second, t, ops, lat_ms,
-    errors, retries) once per second (second 1-based, t = wall clock at its end). Returns the step's figures:
-    per_second, per_second_by_op, p50_ms/p99_ms/p999_ms per op, errors, retries, processes."""
+    errors, retries) once per second (second 1-based, t = wall clock at its end). cfg["start_at"] (optional,
+    time.time() scale): when the first second begins, if later than the workers' connecting. Returns the step's
+    figures: per_second, per_second_by_op, p50_ms/p99_ms/p999_ms per op, errors, retries, processes, unfinished."""
     clients = int(cfg["clients"])
     seconds = int(cfg["seconds"])
     nproc = process_count(clients, int(cfg.get("processes") or 0))
@@ -173,8 +174,12 @@ def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
                     raise LoadError("a load worker ended before it had connected")
                 if msg.get("ready"):
                     ready.add(fd)
-        t0 = time.perf_counter() + START_DELAY
-        wall0 = time.time() + START_DELAY
+        # a common start for several client hosts (start_at, host wall clock), else as soon as all are connected
+        delay = START_DELAY
+        if cfg.get("start_at"):
+            delay = max(delay, float(cfg["start_at"]) - time.time())
+        t0 = time.perf_counter() + delay
+        wall0 = time.time() + delay
         for _, go, _ in workers:
             resp_loop.write_all(go, "{!r}\n".format(t0).encode())
         emitted = 0

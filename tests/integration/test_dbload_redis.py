@@ -340,3 +340,17 @@ def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path) ->
     assert out["errors"] >= 1 and out["retries"] >= 1
     assert len(failed) == 1 and "could not be deleted" in failed[0] and "--scan --pattern" in failed[0]
     assert _children() == []
+
+
+def test_several_client_hosts_can_start_together(private_redis: str, tmp_path: Path) -> None:
+    """start_at: the first second begins at the given wall-clock time, not when the connections are up."""
+    params = _params(private_redis)
+    ctx = _ctx(tmp_path)
+    ticks = Ticks()
+    try:
+        dbload_redis.prepare_redis(ctx, params)
+        start_at = time.time() + 2.0
+        dbload_redis.run_redis_step(ctx, params, 1, 2, 2, ticks, start_at=start_at)
+    finally:
+        assert ctx.cleanup() == []
+    assert [t for _, t, *_ in ticks.seen] == pytest.approx([start_at + 1, start_at + 2], abs=0.05)
