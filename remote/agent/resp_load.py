@@ -187,6 +187,7 @@ def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
         per_second = []  # type: List[float]
         by_op = {op: [] for op in OPS}  # type: Dict[str, List[float]]
         errors = retries = unfinished = 0
+        errors_by_op = {op: [] for op in OPS}  # type: Dict[str, List[int]]
         while emitted < seconds:
             if should_stop():
                 raise LoadError("stopped")
@@ -203,6 +204,8 @@ def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
                 parts = list(per_worker.pop(emitted, {}).values())
                 ops = {op: sum(p["ops"][i] for p in parts) for i, op in enumerate(OPS)}
                 errs = sum(sum(p["err"]) for p in parts)
+                for i, op in enumerate(OPS):
+                    errors_by_op[op].append(sum(p["err"][i] for p in parts))
                 tries = sum(p["retries"] for p in parts)
                 lat = {}  # type: Dict[str, Dict[str, Optional[float]]]
                 for i, op in enumerate(OPS):
@@ -240,7 +243,7 @@ def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
     out = {"per_second": per_second, "per_second_by_op": by_op, "errors": errors, "retries": retries,
-           "processes": nproc, "unfinished": unfinished}
+           "processes": nproc, "unfinished": unfinished, "errors_per_second_by_op": errors_by_op}
     for i, op in enumerate(OPS):
         summary = summarize(merged[i])
         out.setdefault("p50_ms", {})[op] = summary["p50"]

@@ -338,6 +338,7 @@ def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path) ->
         failed = ctx.cleanup()
     assert out["per_second"][0] > 0 and out["per_second"][-1] == 0
     assert out["errors"] >= 1 and out["retries"] >= 1
+    assert sum(map(sum, out["errors_per_second_by_op"].values())) == out["errors"]
     assert len(failed) == 1 and "could not be deleted" in failed[0] and "--scan --pattern" in failed[0]
     assert _children() == []
 
