@@ -12,8 +12,8 @@ from typing import Any, List, Optional, Sequence, Tuple, Union  # noqa: F401 - s
 Arg = Union[bytes, str, int]
 CRLF = b"\r\n"
 CONNECT_TIMEOUT = 10.0
-SCAN_COUNT = 1000          # keys SCAN looks at per call
-DELETE_BATCH = 500         # keys per UNLINK/DEL
+SCAN_COUNT = 10000         # keys SCAN looks at per call (a few ms of the server's time)
+DELETE_BATCH = 1000        # keys per UNLINK/DEL
 _GLOB_SPECIAL = re.compile(rb"([*?\[\]\\])")
 
 
@@ -113,6 +113,31 @@ def skip(buf: bytes, pos: int) -> Tuple[int, bool]:
     raise RedisError("not a RESP reply: {!r}".format(buf[pos:pos + 40]))
 
 
+def reply_end(buf: bytes, pos: int = 0) -> int:
+    """Where the reply at pos ends, or -1 when buf does not hold all of it: a scan without building anything,
+    so that a large reply (a SCAN of 10,000 keys) arriving in many reads is parsed once, not once per read."""
+    pending, size = 1, len(buf)
+    while pending:
+        end = buf.find(CRLF, pos)
+        if end < 0:
+            return -1
+        kind = buf[pos]
+        if kind == 36:     # $ bulk string
+            n = int(buf[pos + 1:end])
+            pos = end + 4 + n if n >= 0 else end + 2
+            if pos > size:
+                return -1
+        elif kind == 42:   # * array: its elements follow
+            n = int(buf[pos + 1:end])
+            pos = end + 2
+            if n > 0:
+                pending += n
+        else:
+            pos = end + 2
+        pending -= 1
+    return pos
+
+
 def glob_escape(prefix: bytes) -> bytes:
     """The prefix as a SCAN MATCH pattern matching itself literally."""
     return _GLOB_SPECIAL.sub(rb"\\\1", prefix)
@@ -182,16 +207,14 @@ class Client:
         self.close()
 
     def _read_reply(self) -> Any:
-        while True:
-            try:
-                reply, self._pos = parse(self._buf, self._pos)
-                return reply
-            except Incomplete:
-                chunk = self.sock.recv(1 << 16)
-                if not chunk:
-                    raise RedisError("the server closed the connection") from None
-                self._buf = self._buf[self._pos:] + chunk
-                self._pos = 0
+        while reply_end(self._buf, self._pos) < 0:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise RedisError("the server closed the connection")
+            self._buf = self._buf[self._pos:] + chunk
+            self._pos = 0
+        reply, self._pos = parse(self._buf, self._pos)
+        return reply
 
     def pipeline(self, commands: Sequence[bytes]) -> List[Any]:
         """Sends encoded commands at once; their replies, error replies as ReplyError instances."""

@@ -43,6 +43,7 @@ def test_each_reply_is_read_whole(wire: bytes, value: object) -> None:
     assert _same(got, value)
     assert pos == len(wire)
     assert skip(wire + b"+NEXT\r\n", 0) == (len(wire), isinstance(value, ReplyError))
+    assert resp_wire.reply_end(wire + b"+NEXT\r\n") == len(wire)
 
 
 @pytest.mark.parametrize(("wire", "value"), REPLIES)
@@ -51,6 +52,7 @@ def test_a_cut_reply_asks_for_more(wire: bytes, value: object) -> None:
         with pytest.raises(Incomplete):
             parse(wire[:cut])
         assert skip(wire[:cut], 0) == (-1, False), cut
+        assert resp_wire.reply_end(wire[:cut]) == -1, cut
 
 
 def test_a_pipeline_of_replies_is_read_in_order() -> None:
