@@ -88,6 +88,37 @@ def _client(cfg: Dict[str, Any], timeout: float = resp_wire.CONNECT_TIMEOUT) -> 
                             int(cfg.get("db") or 0), timeout=timeout)
 
 
+# -- a worker process ------------------------------------------------------------------------------------
+
+def worker(cfg: Dict[str, Any], slots: List[int], go_fd: int, out_fd: int, seed: int) -> None:
+    """Connects its clients, says ready, waits for t0 from the parent, runs until t0 + seconds."""
+    clients = int(cfg["clients"])
+    rate = float(cfg.get("rate") or 0.0)
+    interval = clients / rate if rate > 0 else 0.0   # seconds between one connection's intended starts
+    try:
+        socks = [resp_loop.connect(cfg) for _ in slots]
+    except resp_wire.RedisError as exc:
+        resp_loop.write_all(out_fd, (json.dumps({"error": str(exc)}) + "\n").encode())
+        return
+    except OSError as exc:
+        resp_loop.write_all(out_fd, (json.dumps({"error": "cannot connect to {}:{}: {}".format(
+            cfg["host"], cfg["port"], exc)}) + "\n").encode())
+        return
+    resp_loop.write_all(out_fd, b'{"ready":1}\n')
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = os.read(go_fd, 64)
+        if not chunk:
+            return   # the parent gave up
+        line += chunk
+    t0 = float(line.decode())
+    conns = {}  # type: Dict[int, resp_loop.Conn]
+    for slot, sock in zip(slots, socks):
+        # constant rate: the connections' intended starts interleave evenly
+        conns[sock.fileno()] = resp_loop.Conn(sock, interval, t0 + (slot / float(clients)) * interval)
+    resp_loop.Loop(cfg, conns, t0, out_fd, seed).run()
+
+
 # -- the parent ------------------------------------------------------------------------------------------
 
 def _fork(cfg: Dict[str, Any], slots: List[int], seed: int) -> Tuple[int, int, int]:
@@ -102,7 +133,7 @@ def _fork(cfg: Dict[str, Any], slots: List[int], seed: int) -> Tuple[int, int, i
             os.close(out_r)
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 signal.signal(sig, signal.SIG_DFL)   # forked from the agent, whose handlers only set a flag
-            resp_loop.worker(cfg, slots, go_r, out_w, seed)
+            worker(cfg, slots, go_r, out_w, seed)
         except BaseException as exc:
             code = 1
             with contextlib.suppress(BaseException):

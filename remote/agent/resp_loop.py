@@ -30,6 +30,7 @@ from . import resp_wire
 from .disk_latency import MIN_S as HIST_MIN_S
 from .disk_latency import Histogram
 from .disk_latency import K as HIST_K
+from .resp_wire import replies
 
 RECV_BYTES = 1 << 18
 RECONNECT_EVERY = 1.0     # seconds between attempts on a lost connection
@@ -42,7 +43,7 @@ def value_of(size: int) -> bytes:
     return b"x" * size
 
 
-class _Conn:
+class Conn:
     __slots__ = ("sock", "fd", "buf", "out", "kinds", "kpos", "sent_at", "expected", "gets", "inflight",
                  "next_due", "interval", "lost_at")
 
@@ -88,69 +89,10 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def replies(buf: bytes, limit: int) -> Tuple[List[bool], int]:
-    """Up to `limit` complete replies at the start of buf: (error flag of each, bytes they take)."""
-    flags = []  # type: List[bool]
-    pos, size = 0, len(buf)
-    while len(flags) < limit:
-        end = buf.find(b"\r\n", pos)
-        if end < 0:
-            break
-        kind = buf[pos]
-        if kind == 36:   # $ bulk string (GET)
-            n = int(buf[pos + 1:end])
-            stop = end + 4 + n if n >= 0 else end + 2
-            if stop > size:
-                break
-            flags.append(False)
-        elif kind == 43 or kind == 58:   # +OK (SET), :integer
-            stop = end + 2
-            flags.append(False)
-        elif kind == 45:   # -error
-            stop = end + 2
-            flags.append(True)
-        else:
-            stop, error = resp_wire.skip(buf, pos)
-            if stop < 0:
-                break
-            flags.append(error)
-        pos = stop
-    return flags, pos
-
-
-def worker(cfg: Dict[str, Any], slots: List[int], go_fd: int, out_fd: int, seed: int) -> None:
-    """Connects its clients, says ready, waits for t0 from the parent, runs until t0 + seconds."""
-    clients = int(cfg["clients"])
-    rate = float(cfg.get("rate") or 0.0)
-    interval = clients / rate if rate > 0 else 0.0   # seconds between one connection's intended starts
-    try:
-        socks = [connect(cfg) for _ in slots]
-    except resp_wire.RedisError as exc:
-        write_all(out_fd, (json.dumps({"error": str(exc)}) + "\n").encode())
-        return
-    except OSError as exc:
-        write_all(out_fd, (json.dumps({"error": "cannot connect to {}:{}: {}".format(
-            cfg["host"], cfg["port"], exc)}) + "\n").encode())
-        return
-    write_all(out_fd, b'{"ready":1}\n')
-    line = b""
-    while not line.endswith(b"\n"):
-        chunk = os.read(go_fd, 64)
-        if not chunk:
-            return   # the parent gave up
-        line += chunk
-    t0 = float(line.decode())
-    conns = {}  # type: Dict[int, _Conn]
-    for slot, sock in zip(slots, socks):
-        # constant rate: the connections' intended starts interleave evenly
-        conns[sock.fileno()] = _Conn(sock, interval, t0 + (slot / float(clients)) * interval)
-    Loop(cfg, conns, t0, out_fd, seed).run()
-
-
 class Loop:
     """The event loop of one worker (a class for its state; the hot path keeps names in locals)."""
 
-    def __init__(self, cfg: Dict[str, Any], conns: Dict[int, "_Conn"], t0: float, out_fd: int, seed: int) -> None:
+    def __init__(self, cfg: Dict[str, Any], conns: Dict[int, "Conn"], t0: float, out_fd: int, seed: int) -> None:
         self.cfg = cfg
         self.by_fd = dict(conns)
         self.t0 = t0
@@ -195,7 +137,7 @@ class Loop:
 
     # -- sending ---------------------------------------------------------------------------------------
 
-    def send(self, conn: "_Conn", now: float) -> None:
+    def send(self, conn: "Conn", now: float) -> None:
         rnd, keyspace = self.rnd, self.keyspace
         if self.constant:
             parts = []
@@ -230,7 +172,7 @@ class Loop:
             conn.out = data[sent:]
             self.epoll.modify(conn.fd, select.EPOLLIN | select.EPOLLOUT)
 
-    def try_send(self, conn: "_Conn", now: float) -> None:
+    def try_send(self, conn: "Conn", now: float) -> None:
         if now >= self.t_end:   # nothing starts after the step: what is in flight at its end is all it leaves
             return
         try:
@@ -240,13 +182,13 @@ class Loop:
         except OSError:
             self.drop(conn, now)
 
-    def flush(self, conn: "_Conn") -> None:
+    def flush(self, conn: "Conn") -> None:
         sent = conn.sock.send(conn.out)
         conn.out = conn.out[sent:]
         if not conn.out:
             self.epoll.modify(conn.fd, select.EPOLLIN)
 
-    def drop(self, conn: "_Conn", now: float) -> None:
+    def drop(self, conn: "Conn", now: float) -> None:
         """A lost connection: its outstanding requests are errors; reconnected later (a retry)."""
         sec = self.second(max(int(now - self.t0), 0))
         for is_get, _ in conn.outstanding():
@@ -292,7 +234,7 @@ class Loop:
         hist[bucket] = hist.get(bucket, 0) + n
         sec["ops"][op] += n
 
-    def received(self, conn: "_Conn", data: bytes, t_read: float) -> None:
+    def received(self, conn: "Conn", data: bytes, t_read: float) -> None:
         sec = self.second(int(t_read - self.t0))
         if not self.constant:
             expected, conn.expected = conn.expected, None
@@ -382,7 +324,7 @@ class Loop:
                 self.drop(conn, t_read)
         self.finish(flushed, 0)
 
-    def _blocking(self, conn: "_Conn") -> None:
+    def _blocking(self, conn: "Conn") -> None:
         conn.sock.settimeout(None)
         conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
                              struct.pack("ll", 0, int(SINGLE_WAKE * 1e6)))

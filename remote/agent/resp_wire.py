@@ -113,6 +113,36 @@ def skip(buf: bytes, pos: int) -> Tuple[int, bool]:
     raise RedisError("not a RESP reply: {!r}".format(buf[pos:pos + 40]))
 
 
+def replies(buf: bytes, limit: int) -> Tuple[List[bool], int]:
+    """Up to `limit` complete replies at the start of buf: (error flag of each, bytes they take)."""
+    flags = []  # type: List[bool]
+    pos, size = 0, len(buf)
+    while len(flags) < limit:
+        end = buf.find(b"\r\n", pos)
+        if end < 0:
+            break
+        kind = buf[pos]
+        if kind == 36:   # $ bulk string (GET)
+            n = int(buf[pos + 1:end])
+            stop = end + 4 + n if n >= 0 else end + 2
+            if stop > size:
+                break
+            flags.append(False)
+        elif kind == 43 or kind == 58:   # +OK (SET), :integer
+            stop = end + 2
+            flags.append(False)
+        elif kind == 45:   # -error
+            stop = end + 2
+            flags.append(True)
+        else:
+            stop, error = skip(buf, pos)
+            if stop < 0:
+                break
+            flags.append(error)
+        pos = stop
+    return flags, pos
+
+
 def reply_end(buf: bytes, pos: int = 0) -> int:
     """Where the reply at pos ends, or -1 when buf does not hold all of it: a scan without building anything,
     so that a large reply (a SCAN of 10,000 keys) arriving in many reads is parsed once, not once per read."""

@@ -101,7 +101,6 @@ def test_login_commands_carry_the_password_only_in_auth() -> None:
 
 
 def test_the_load_loop_takes_whole_replies_only() -> None:
-    from remote.agent.resp_loop import replies
     stream = b"".join(wire for wire, _ in REPLIES)
     errors = [isinstance(value, ReplyError) for _, value in REPLIES]
     ends = []
@@ -110,7 +109,7 @@ def test_the_load_loop_takes_whole_replies_only() -> None:
         pos += len(wire)
         ends.append(pos)
     for cut in range(len(stream) + 1):
-        flags, used = replies(stream[:cut], len(REPLIES))
+        flags, used = resp_wire.replies(stream[:cut], len(REPLIES))
         whole = sum(1 for end in ends if end <= cut)
         assert flags == errors[:whole] and used == (ends[whole - 1] if whole else 0), cut
-    assert replies(stream, 3) == (errors[:3], ends[2])   # no more than the requests in flight
+    assert resp_wire.replies(stream, 3) == (errors[:3], ends[2])   # no more than the requests in flight
