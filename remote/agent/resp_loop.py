@@ -1,0 +1,415 @@
+"""One worker process of the built-in Redis load generator: an epoll loop over its share of the connections.
+
+Closed loop (rate 0): each connection sends `pipeline` requests at once, waits for all their replies,
+sends the next batch; every reply of a batch counts from the batch's write to the socket
+(redis-benchmark's measure).
+Every key holds the same value, so the replies of a batch are known in advance: a read that brings
+exactly them is counted with one comparison; anything else (a partial read, a missing key, an error) goes
+through the parser.
+
+Constant rate: each request has an intended start (the rate spread evenly over the connections); it is
+sent once due while its connection has fewer than `pipeline` outstanding, and counts from its intended
+start, so a stalled server shows as long latencies, not as fewer requests.
+
+A reply counts in the second it was read (seconds from the common start t0); after each second the worker
+writes one JSON line to the parent: counts, errors, reconnects and a sparse latency histogram per op.
+"""
+import collections
+import contextlib
+import json
+import math
+import os
+import random
+import select
+import socket
+import struct
+import time
+from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
+
+from . import resp_wire
+from .disk_latency import MIN_S as HIST_MIN_S
+from .disk_latency import Histogram
+from .disk_latency import K as HIST_K
+from .resp_wire import replies
+
+RECV_BYTES = 1 << 18
+RECONNECT_EVERY = 1.0     # seconds between attempts on a lost connection
+SINGLE_WAKE = 0.05        # seconds a lone connection's recv waits before the loop looks at the clock
+_INV_MIN = 1.0 / HIST_MIN_S
+_LAST_BUCKET = len(Histogram().counts) - 1
+
+
+def value_of(size: int) -> bytes:
+    return b"x" * size
+
+
+class Conn:
+    __slots__ = ("sock", "fd", "buf", "out", "kinds", "kpos", "sent_at", "expected", "gets", "inflight",
+                 "next_due", "interval", "lost_at")
+
+    def __init__(self, sock: socket.socket, interval: float, first_due: float) -> None:
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.buf = b""
+        self.out = b""            # what the socket did not take yet (large values, deep pipelines)
+        # closed loop: the batch in flight: its ops (True = GET) in order, how many answered, when it was sent,
+        # its replies if all go well and how many GETs it holds
+        self.kinds = ()           # type: Any
+        self.kpos = 0
+        self.sent_at = 0.0
+        self.expected = None      # type: Optional[bytes]
+        self.gets = 0
+        # constant rate: (is_get, intended start) of each request in flight; the next intended start
+        self.inflight = collections.deque()  # type: collections.deque
+        self.interval = interval
+        self.next_due = first_due
+        self.lost_at = 0.0
+
+    def outstanding(self) -> List[Tuple[bool, float]]:
+        if self.inflight:
+            return list(self.inflight)
+        return [(kind, self.sent_at) for kind in self.kinds[self.kpos:]]
+
+
+def _empty() -> Dict[str, Any]:
+    return {"ops": [0, 0], "err": [0, 0], "h": [{}, {}], "retries": 0}
+
+
+def connect(cfg: Dict[str, Any], timeout: float = resp_wire.CONNECT_TIMEOUT) -> socket.socket:
+    """A connection past AUTH and SELECT, non-blocking for the loop."""
+    client = resp_wire.Client(cfg["host"], int(cfg["port"]), cfg.get("password") or "", cfg.get("user") or "",
+                              int(cfg.get("db") or 0), timeout=timeout)
+    client.sock.setblocking(False)   # the handshake's replies are all read: nothing is left buffered
+    return client.sock
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class Loop:
+    """The event loop of one worker (a class for its state; the hot path keeps names in locals)."""
+
+    def __init__(self, cfg: Dict[str, Any], conns: Dict[int, "Conn"], t0: float, out_fd: int, seed: int) -> None:
+        self.cfg = cfg
+        self.by_fd = dict(conns)
+        self.t0 = t0
+        self.out_fd = out_fd
+        self.rnd = random.Random(seed).random
+        self.keyspace = int(cfg["keyspace"])
+        self.get_ratio = float(cfg["get_ratio"])
+        self.depth = max(1, int(cfg["pipeline"]))
+        self.constant = float(cfg.get("rate") or 0.0) > 0
+        self.seconds = int(cfg["seconds"])
+        self.t_end = t0 + self.seconds
+        prefix = cfg["prefix"].replace(b"%", b"%%")
+        value = value_of(int(cfg["value_size"]))
+        klen = str(len(cfg["prefix"]) + 12).encode()
+        self.get_t = b"*2\r\n$3\r\nGET\r\n$" + klen + b"\r\n" + prefix + b"%012d\r\n"
+        set_tail = b"$" + str(len(value)).encode() + b"\r\n" + value + b"\r\n"
+        self.set_t = b"*3\r\n$3\r\nSET\r\n$" + klen + b"\r\n" + prefix + b"%012d\r\n" + set_tail.replace(b"%", b"%%")
+        self.get_reply = set_tail   # every key holds the same value
+        # a batch of only GETs or only SETs: one format call for all of it, replies known in advance
+        self.pure = self.get_ratio >= 1.0 or self.get_ratio <= 0.0
+        pure_get = self.get_ratio >= 1.0
+        self.batch_t = (self.get_t if pure_get else self.set_t) * self.depth
+        self.batch_kinds = (pure_get,) * self.depth
+        self.batch_expected = (self.get_reply if pure_get else b"+OK\r\n") * self.depth
+        self.seconds_data = {}  # type: Dict[int, Dict[str, Any]]
+        self.lost = []  # type: List[_Conn]
+        self.epoll = select.epoll()
+        for fd in self.by_fd:
+            self.epoll.register(fd, select.EPOLLIN)
+
+    def second(self, index: int) -> Dict[str, Any]:
+        sec = self.seconds_data.get(index)
+        if sec is None:
+            sec = self.seconds_data[index] = _empty()
+        return sec
+
+    def pop_line(self, index: int) -> bytes:
+        sec = self.seconds_data.pop(index, None) or _empty()
+        out = {"s": index, "ops": sec["ops"], "err": sec["err"], "retries": sec["retries"],
+               "h": [{str(k): v for k, v in h.items()} for h in sec["h"]]}
+        return (json.dumps(out, separators=(",", ":")) + "\n").encode()
+
+    # -- sending ---------------------------------------------------------------------------------------
+
+    def send(self, conn: "Conn", now: float) -> None:
+        rnd, keyspace = self.rnd, self.keyspace
+        if self.constant:
+            parts = []
+            inflight, depth, get_ratio = conn.inflight, self.depth, self.get_ratio
+            due, t_end = conn.next_due, self.t_end
+            while due <= now and len(inflight) < depth and due < t_end:
+                is_get = rnd() < get_ratio
+                parts.append((self.get_t if is_get else self.set_t) % int(rnd() * keyspace))
+                inflight.append((is_get, due))
+                due += conn.interval
+            conn.next_due = due
+            if not parts:
+                return
+            data = b"".join(parts)
+        elif self.pure:
+            data = self.batch_t % tuple([int(rnd() * keyspace) for _ in range(self.depth)])
+            conn.kinds, conn.expected, conn.gets = self.batch_kinds, self.batch_expected, \
+                self.depth if self.batch_kinds[0] else 0
+        else:
+            get_ratio, get_t, set_t = self.get_ratio, self.get_t, self.set_t
+            kinds = [rnd() < get_ratio for _ in range(self.depth)]
+            data = b"".join([(get_t if g else set_t) % int(rnd() * keyspace) for g in kinds])
+            conn.kinds, conn.gets = kinds, sum(kinds)
+            conn.expected = b"".join([self.get_reply if g else b"+OK\r\n" for g in kinds])
+        conn.kpos = 0
+        conn.sent_at = time.perf_counter()   # from the write, as redis-benchmark counts: not the batch's making
+        if conn.out:
+            conn.out += data
+            return
+        sent = conn.sock.send(data)
+        if sent < len(data):
+            conn.out = data[sent:]
+            self.epoll.modify(conn.fd, select.EPOLLIN | select.EPOLLOUT)
+
+    def try_send(self, conn: "Conn", now: float) -> None:
+        if now >= self.t_end:   # nothing starts after the step: what is in flight at its end is all it leaves
+            return
+        try:
+            self.send(conn, now)
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            self.drop(conn, now)
+
+    def flush(self, conn: "Conn") -> None:
+        sent = conn.sock.send(conn.out)
+        conn.out = conn.out[sent:]
+        if not conn.out:
+            self.epoll.modify(conn.fd, select.EPOLLIN)
+
+    def drop(self, conn: "Conn", now: float) -> None:
+        """A lost connection: its outstanding requests are errors; reconnected later (a retry)."""
+        sec = self.second(max(int(now - self.t0), 0))
+        for is_get, _ in conn.outstanding():
+            sec["err"][0 if is_get else 1] += 1
+        conn.inflight.clear()
+        conn.kinds, conn.kpos, conn.expected = (), 0, None
+        with contextlib.suppress(OSError, ValueError):
+            self.epoll.unregister(conn.fd)
+        with contextlib.suppress(OSError):
+            conn.sock.close()
+        self.by_fd.pop(conn.fd, None)
+        conn.lost_at = now
+        self.lost.append(conn)
+
+    def reconnect(self, now: float, second: int) -> None:
+        for conn in list(self.lost):
+            if now - conn.lost_at < RECONNECT_EVERY:
+                continue
+            self.lost.remove(conn)
+            self.second(second)["retries"] += 1
+            try:
+                sock = connect(self.cfg, RECONNECT_EVERY)
+            except (OSError, resp_wire.RedisError):
+                conn.lost_at = now
+                self.lost.append(conn)
+                continue
+            conn.sock, conn.fd, conn.buf, conn.out = sock, sock.fileno(), b"", b""
+            conn.next_due = max(conn.next_due, now)
+            self.by_fd[conn.fd] = conn
+            self.epoll.register(conn.fd, select.EPOLLIN)
+            self.try_send(conn, now)
+
+    # -- receiving -------------------------------------------------------------------------------------
+
+    def record(self, sec: Dict[str, Any], op: int, took: float, n: int = 1) -> None:
+        if took > HIST_MIN_S:
+            bucket = int(math.log(took * _INV_MIN) * HIST_K)
+            if bucket > _LAST_BUCKET:
+                bucket = _LAST_BUCKET
+        else:
+            bucket = 0
+        hist = sec["h"][op]
+        hist[bucket] = hist.get(bucket, 0) + n
+        sec["ops"][op] += n
+
+    def received(self, conn: "Conn", data: bytes, t_read: float) -> None:
+        sec = self.second(int(t_read - self.t0))
+        if not self.constant:
+            expected, conn.expected = conn.expected, None
+            if expected is not None and not conn.buf and data == expected:   # the whole batch, all as expected
+                took = t_read - conn.sent_at
+                gets = conn.gets
+                sets = len(conn.kinds) - gets
+                if gets:
+                    self.record(sec, 0, took, gets)
+                if sets:
+                    self.record(sec, 1, took, sets)
+                conn.kinds, conn.kpos = (), 0
+                self.try_send(conn, t_read)
+                return
+        buf = conn.buf + data if conn.buf else data
+        if self.constant:
+            flags, used = replies(buf, len(conn.inflight))
+            for error in flags:
+                is_get, started = conn.inflight.popleft()
+                if error:
+                    sec["err"][0 if is_get else 1] += 1
+                else:
+                    self.record(sec, 0 if is_get else 1, t_read - started)
+        else:
+            flags, used = replies(buf, len(conn.kinds) - conn.kpos)
+            took = t_read - conn.sent_at
+            for error in flags:
+                op = 0 if conn.kinds[conn.kpos] else 1
+                conn.kpos += 1
+                if error:
+                    sec["err"][op] += 1
+                else:
+                    self.record(sec, op, took)
+        conn.buf = buf[used:] if used < len(buf) else b""
+        if self.constant:
+            if len(conn.inflight) < self.depth:
+                self.try_send(conn, t_read)
+        elif conn.kpos >= len(conn.kinds):
+            self.try_send(conn, t_read)
+
+    # -- the loop --------------------------------------------------------------------------------------
+
+    def run_single(self) -> None:
+        """Closed loop on one connection: blocking send and recv, no epoll call between them (a third of the
+        system calls per batch); SO_RCVTIMEO wakes the loop for the per-second lines when the server stalls."""
+        perf = time.perf_counter
+        t0, t_end = self.t0, self.t_end
+        parent = os.getppid()
+        conn = next(iter(self.by_fd.values()))
+        self._blocking(conn)
+        now = perf()
+        if now < t0:
+            time.sleep(t0 - now)
+        self.try_send(conn, perf())
+        flushed = 0
+        while True:
+            now = perf()
+            if now >= t_end:
+                break
+            if now >= t0 + flushed + 1:
+                if os.getppid() != parent:
+                    return
+                write_all(self.out_fd, self.pop_line(flushed))
+                flushed += 1
+                if self.lost:
+                    self.reconnect(now, flushed)
+                    if not self.lost:
+                        conn = next(iter(self.by_fd.values()))
+                        self._blocking(conn)
+                continue
+            if self.lost:
+                time.sleep(min(t0 + flushed + 1, t_end) - now)
+                continue
+            try:
+                if conn.out:
+                    conn.sock.sendall(conn.out)
+                    conn.out = b""
+                data = conn.sock.recv(RECV_BYTES)
+            except (BlockingIOError, InterruptedError):
+                continue   # SO_RCVTIMEO: nothing came in SINGLE_WAKE seconds
+            except OSError:
+                data = b""
+            t_read = perf()
+            if data:
+                self.received(conn, data, t_read)
+            else:
+                self.drop(conn, t_read)
+        self.finish(flushed, 0)
+
+    def _blocking(self, conn: "Conn") -> None:
+        conn.sock.settimeout(None)
+        conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
+                             struct.pack("ll", 0, int(SINGLE_WAKE * 1e6)))
+
+    def finish(self, flushed: int, unfinished: int) -> None:
+        while flushed < self.seconds:
+            write_all(self.out_fd, self.pop_line(flushed))
+            flushed += 1
+        write_all(self.out_fd, (json.dumps({"done": 1, "unfinished": unfinished}) + "\n").encode())
+        for conn in self.by_fd.values():
+            with contextlib.suppress(OSError):
+                conn.sock.close()
+        self.epoll.close()
+
+    def run(self) -> None:
+        if not self.constant and len(self.by_fd) == 1:
+            self.run_single()
+            return
+        perf = time.perf_counter
+        t0, t_end, by_fd, epoll, constant, depth = self.t0, self.t_end, self.by_fd, self.epoll, self.constant, \
+            self.depth
+        parent = os.getppid()
+        now = perf()
+        if now < t0:
+            time.sleep(t0 - now)
+        now = perf()
+        for conn in list(by_fd.values()):
+            self.try_send(conn, now)
+        flushed = 0   # seconds already sent to the parent
+        while True:
+            now = perf()
+            if now >= t_end:
+                break
+            boundary = t0 + flushed + 1
+            if now >= boundary:
+                if os.getppid() != parent:
+                    return
+                write_all(self.out_fd, self.pop_line(flushed))
+                flushed += 1
+                self.reconnect(now, flushed)
+                continue
+            timeout = boundary - now
+            if constant:
+                soonest = min((c.next_due for c in by_fd.values() if len(c.inflight) < depth), default=boundary)
+                timeout = min(timeout, max(soonest - now, 0.0))
+            for fd, mask in epoll.poll(timeout):
+                conn = by_fd.get(fd)
+                if conn is None:
+                    continue
+                if mask & select.EPOLLOUT:
+                    try:
+                        self.flush(conn)
+                    except (BlockingIOError, InterruptedError):
+                        pass
+                    except OSError:
+                        self.drop(conn, perf())
+                        continue
+                    if not mask & (select.EPOLLIN | select.EPOLLERR | select.EPOLLHUP):
+                        continue
+                t_read = perf()   # the reply is there: its read is the client's time, as redis-benchmark counts
+                try:
+                    data = conn.sock.recv(RECV_BYTES)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    data = b""
+                if data:
+                    self.received(conn, data, t_read)
+                else:
+                    self.drop(conn, t_read)
+            if constant:
+                now = perf()
+                for conn in list(by_fd.values()):
+                    if conn.next_due <= now and len(conn.inflight) < depth:
+                        self.try_send(conn, now)
+        self.finish(flushed, self.unfinished() if constant else 0)
+
+    def unfinished(self) -> int:
+        """Requests meant to start over a second before the end and still unanswered (never sent, as the server
+        did not keep up, or sent and not answered): reported beside the counts, so that a stall at the end of a
+        step is not hidden."""
+        cut = self.t_end - 1.0
+        count = 0
+        for conn in list(self.by_fd.values()) + self.lost:
+            count += sum(1 for _, started in conn.inflight if started < cut)
+            if conn.next_due < cut:
+                count += int(math.ceil((cut - conn.next_due) / conn.interval))
+        return count
