@@ -29,7 +29,7 @@ RAM_FACTOR = 2.0          # data: 2xram
 MB = 1024 * 1024
 PARAMS = (
     {"name": "engine", "kind": "choice", "default": "postgresql", "choices": ENGINES},
-    {"name": "target", "kind": "text", "default": ""},
+    {"name": "target", "kind": "text", "default": "127.0.0.1"},   # a server on the host the test runs on
     {"name": "tool", "kind": "choice", "default": "auto", "choices": TOOLS},
     {"name": "workload", "kind": "text", "default": ""},
     {"name": "data", "kind": "text", "default": "fits"},
@@ -105,6 +105,8 @@ def _clients(value: Any, max_clients: int) -> List[int]:
 
 
 def _target(engine: str, target: Any) -> Dict[str, Any]:
+    if target is None or target == "":
+        target = "127.0.0.1"
     if not isinstance(target, str) or not target.strip():
         _fail("give target=ADDR:PORT, the database server to load (e.g. target=10.0.0.5:{})".format(
             DEFAULT_PORTS[engine]))
@@ -169,7 +171,7 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
         _fail("tool must be one of {}, not {!r}".format(", ".join(TOOLS), tool))
     if tool != "auto" and tool not in ENGINE_TOOLS[engine]:
         _fail("tool {} does not load {} (use {})".format(tool, engine, " or ".join(ENGINE_TOOLS[engine])))
-    out = {"engine": engine, "tool": tool, "target": str(params.get("target") or "").strip()}   # type: Dict[str, Any]
+    out = {"engine": engine, "tool": tool, "target": str(params.get("target") or "127.0.0.1").strip()}   # type: Dict[str, Any]
     out.update(_target(engine, params.get("target")))
     out["workload"] = _workload(engine, params.get("workload"))
     out.update(_data(params.get("data")))
