@@ -172,9 +172,9 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     if tool != "auto" and tool not in ENGINE_TOOLS[engine]:
         _fail("tool {} does not load {} (use {})".format(tool, engine, " or ".join(ENGINE_TOOLS[engine])))
     out = {"engine": engine, "tool": tool, "target": str(params.get("target") or "127.0.0.1").strip()}   # type: Dict[str, Any]
-    out.update(_target(engine, params.get("target")))
+    _target(engine, params.get("target"))
     out["workload"] = _workload(engine, params.get("workload"))
-    out.update(_data(params.get("data")))
+    out["data"] = _data(params.get("data"))["data"]
     out["target_ram_mb"] = _int(params, "target_ram_mb", 0, 0, 1 << 30)
     out["max_clients"] = _int(params, "max_clients", 64, 1, MAX_CLIENTS)
     out["clients"] = _clients(params.get("clients"), out["max_clients"])
@@ -209,9 +209,17 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def resolved(params: Dict[str, Any]) -> Dict[str, Any]:
+    """The validated parameters with what they imply: host and port of the target, the scale of data=scale=N."""
+    out = dict(params)
+    out.update(_target(params["engine"], params["target"]))
+    out.update(_data(params["data"]))
+    return out
+
+
 def expected_seconds(params: Dict[str, Any]) -> float:
     steps = len(params["clients"]) * (params["step_seconds"] + 15.0)
-    scale = params.get("scale")
+    scale = resolved(params).get("scale")
     load = 60.0 + (scale * 2.0 if scale else 3600.0)   # pgbench -i: ~0.5 s per scale unit; RAM-sized: up to an hour
     return 60.0 + steps + load
 
@@ -296,6 +304,7 @@ def make_engine(ctx: Any, params: Dict[str, Any]) -> Any:
 
 
 def run(ctx: Any, params: Dict[str, Any]) -> None:
+    params = resolved(params)
     engine = make_engine(ctx, params)
     clients = params["clients"]
     size = 0

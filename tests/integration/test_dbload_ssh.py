@@ -1,0 +1,198 @@
+"""The dbload test on an SSH test host through the run engine, against the real PostgreSQL (pgbench) and
+MariaDB (sysbench) of this machine: the stored figures are those the tools printed, and nothing is left.
+
+The sshd test hosts are this machine: the host's agent runs pgbench / sysbench against 127.0.0.1.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import time
+
+import pytest
+
+from app.engine.orchestrator import RunControl, RunRequest, execute_run
+from tests.fixtures import mariadb
+from tests.fixtures.leftovers import scratch_name
+from tests.fixtures.postgres import PREFIX as PG_PREFIX
+from tests.fixtures.processes import processes_using, running
+from tests.fixtures.sshd import SshTestHost
+
+pytestmark = pytest.mark.integration
+
+PG_TARGET = "127.0.0.1:5432"
+PROGRESS = re.compile(r"^progress: [0-9.]+ s, ([0-9.]+) tps, lat ([0-9.]+) ms")
+SYSBENCH_LINE = re.compile(r"^\[ *\d+s \] thds: \d+ tps: ([0-9.]+) qps: [0-9.]+ "
+                           r"\(r/w/o: ([0-9.]+)/([0-9.]+)/([0-9.]+)\) lat \(ms,99%\): ([0-9.]+)")
+
+
+def _need(tool: str, package: str) -> None:
+    if not shutil.which(tool):
+        message = f"{tool} is not installed (Debian package {package})"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _pg_databases(prefix: str) -> set[str]:
+    listing = subprocess.run(["psql", "-X", "-At", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c",
+                              f"SELECT datname FROM pg_database WHERE starts_with(datname, '{prefix}')"],
+                             capture_output=True, text=True, timeout=30, check=True)
+    return set(listing.stdout.split())
+
+
+def _add(workbench, host: SshTestHost) -> str:
+    workbench.add_host(host.spec())
+    workbench.known_hosts.add(host.host_id, host.host_key())
+    return host.name
+
+
+def _agent(events: list[dict]) -> tuple[int, str]:
+    started = next(e for e in events if e["type"] == "started")
+    start = next(e for e in events if e["type"] == "start" and e["seq"] is not None)
+    return start["pid"], started["run_dir"]
+
+
+def _steps(results) -> dict[int, dict[str, object]]:
+    out: dict[int, dict[str, object]] = {}
+    for r in results:
+        if r.test == "dbload" and r.metric != "knee_clients":
+            out.setdefault(r.metadata["step"], {})[r.metric] = r
+    return out
+
+
+@pytest.fixture()
+def pg_tcp() -> None:
+    _need("pgbench", "postgresql-contrib")
+    probe = subprocess.run(["psql", "-X", "-At", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c",
+                            "select 1"], capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        message = f"PostgreSQL does not take postgres over TCP on {PG_TARGET}: {probe.stderr.strip()}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def test_pgbench_sweep_over_ssh_stores_what_pgbench_printed_and_leaves_nothing(workbench, ssh_host,
+                                                                             pg_tcp) -> None:
+    name = _add(workbench, ssh_host)
+    database = scratch_name(PG_PREFIX)
+    params = {"engine": "postgresql", "target": PG_TARGET, "data": "scale=1", "clients": "1,2", "step_seconds": 3,
+              "database": database}
+    seen: dict[str, object] = {}
+
+    def on_event(_host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick" and "databases" not in seen:
+            seen["databases"] = _pg_databases(database)
+
+    outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), RunControl(), None, on_event)
+
+    assert (outcome.status, outcome.error) == ("done", "")
+    assert seen["databases"] == {database}        # the load ran in the scratch database the test made
+    detail = workbench.store.runs.get(outcome.run_id)
+    steps = _steps(detail.results)
+    assert sorted(steps) == [1, 2]
+    events = workbench.store.runs.events(outcome.run_id)
+    ticks = [e for e in events if e["type"] == "dbload_tick"]
+    for step, figures in steps.items():
+        ops = figures["ops_per_s"]
+        printed = ops.metadata["tool_output"]
+        tps = [float(m.group(1)) for m in map(PROGRESS.match, printed) if m]
+        assert tps and ops.metadata["per_second"] == tps            # each second as pgbench printed it
+        assert ops.value == statistics.median(tps)
+        total = next(float(line.split()[2]) for line in printed if line.startswith("tps = "))
+        assert ops.metadata["tool_total"] == total                  # the step's total as pgbench printed it
+        processed = next(int(line.rsplit(" ", 1)[1]) for line in printed
+                         if line.startswith("number of transactions actually processed"))
+        assert ops.metadata["logged_transactions"] == processed     # the percentiles read every transaction
+        assert ops.metadata["per_second_lat_avg_ms"] == [float(m.group(2)) for m in map(PROGRESS.match, printed) if m]
+        assert ops.metadata["engine"].startswith("pgbench ") and ops.metadata["server"].startswith("PostgreSQL ")
+        step_ticks = [t for t in ticks if t["step"] == step]
+        assert [t["ops"]["txn"] for t in step_ticks] == tps           # the live ticks carry the same figures
+        assert [t["second"] for t in step_ticks] == list(range(1, len(tps) + 1))
+        assert figures["txn_p99_ms"].metadata["p99_per_second"] == [t["lat_ms"]["txn"]["p99"] for t in step_ticks]
+        p50, p99, p999 = (figures[f"txn_{p}_ms"].value for p in ("p50", "p99", "p999"))
+        assert 0 < p50 <= p99 <= p999
+        assert figures["errors"].value == 0
+    knee = next(r for r in detail.results if r.metric == "knee_clients")
+    assert knee.metadata["rule"].startswith("throughput under 1.1x") and knee.value in (1, 2)
+    pid, run_dir = _agent(events)
+    assert _pg_databases(database) == set()
+    assert not running(pid) and not os.path.exists(run_dir) and processes_using(run_dir) == []
+
+
+def test_cancel_during_a_pgbench_step_drops_the_scratch_database(workbench, ssh_host, pg_tcp) -> None:
+    name = _add(workbench, ssh_host)
+    control = RunControl()
+    during: dict[str, object] = {}
+
+    def on_event(_host: str, event: dict) -> None:
+        if event["type"] == "started":
+            during["run_dir"] = event["run_dir"]
+        if event["type"] == "dbload_tick" and "databases" not in during:
+            during["databases"] = _pg_databases("benchbay_dbload_")
+            control.cancel()
+
+    params = {"engine": "postgresql", "target": PG_TARGET, "data": "scale=1", "clients": [4], "step_seconds": 30}
+    started = time.monotonic()
+    outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), control, None, on_event)
+
+    assert outcome.status == "cancelled" and time.monotonic() - started < 120
+    events = workbench.store.runs.events(outcome.run_id)
+    pid, run_dir = _agent(events)
+    tag = re.sub(r"[^a-z0-9]", "", os.path.basename(run_dir.rstrip("/")).lower())[-16:]
+    assert f"benchbay_dbload_{tag}" in during["databases"]      # pgbench was loading it when the cancel came
+    assert f"benchbay_dbload_{tag}" not in _pg_databases("benchbay_dbload_")
+    assert not running(pid) and not os.path.exists(run_dir) and processes_using(run_dir) == []
+    agent = [e for e in events if e["seq"] is not None]
+    assert [e["message"] for e in agent if e["type"] == "warning" and "could not" in e["message"]] == []
+
+
+def test_sysbench_with_a_password_stores_what_sysbench_printed(workbench, ssh_host, mariadb_login) -> None:
+    _need("sysbench", "sysbench")
+    name = _add(workbench, ssh_host)
+    password, database = mariadb_login["password"], mariadb_login["database"]
+    params = {"engine": "mysql", "target": "127.0.0.1:3306", "workload": "oltp_point_select", "data": "scale=2000",
+              "clients": [1, 2], "step_seconds": 3, "user": mariadb_login["user"], "password": password,
+              "database": database}
+    in_ps: list[str] = []
+    during: list[set[str]] = []
+
+    def on_event(_host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick":
+            ps = subprocess.run(["ps", "-eww", "-o", "args="], capture_output=True, text=True).stdout
+            in_ps.extend(line for line in ps.splitlines() if password in line)
+            if not during:
+                during.append(mariadb.databases(database))
+
+    outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), RunControl(), None, on_event)
+
+    assert (outcome.status, outcome.error) == ("done", "")
+    assert during == [{database}] and in_ps == []     # the load ran and no command line showed the password
+    detail = workbench.store.runs.get(outcome.run_id)
+    events = workbench.store.runs.events(outcome.run_id)
+    start = next(e for e in events if e["type"] == "start")
+    assert "password" not in start["params"]
+    stored = json.dumps(events, default=str) + json.dumps([r.metadata for r in detail.results], default=str)
+    assert password not in stored                        # nor in the stored run
+    steps = _steps(detail.results)
+    assert sorted(steps) == [1, 2]
+    ticks = [e for e in events if e["type"] == "dbload_tick"]
+    for step, figures in steps.items():
+        ops = figures["ops_per_s"]
+        printed = ops.metadata["tool_output"]
+        lines = [m for m in map(SYSBENCH_LINE.match, printed) if m]
+        assert lines and ops.metadata["per_second"] == [float(m.group(1)) for m in lines]
+        assert ops.metadata["per_second_by_op"]["read"] == [float(m.group(2)) for m in lines]
+        total = next(line for line in printed if line.strip().startswith("transactions:"))
+        assert ops.metadata["tool_total"] == float(re.search(r"\(([0-9.]+) per sec\.\)", total).group(1))
+        p99 = next(line for line in printed if line.strip().startswith("99th percentile:"))
+        assert figures["txn_p99_ms"].value == float(p99.split(":")[1])
+        assert figures["txn_p99_ms"].metadata["p99_per_second"] == [float(m.group(5)) for m in lines]
+        assert [t["ops"]["txn"] for t in ticks if t["step"] == step] == ops.metadata["per_second"]
+        assert ops.metadata["engine"].startswith("sysbench ") and "MariaDB" in ops.metadata["server"]
+    assert mariadb.databases(database) == set()
