@@ -5,6 +5,7 @@ The sshd test hosts are this machine: the host's agent runs pgbench / sysbench a
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -196,3 +197,43 @@ def test_sysbench_with_a_password_stores_what_sysbench_printed(workbench, ssh_ho
         assert [t["ops"]["txn"] for t in ticks if t["step"] == step] == ops.metadata["per_second"]
         assert ops.metadata["engine"].startswith("sysbench ") and "MariaDB" in ops.metadata["server"]
     assert mariadb.databases(database) == set()
+
+
+def test_the_command_line_runs_shows_and_compares_database_load(cli_env, ssh_host, pg_tcp, mariadb_login, capsys,
+                                                                  monkeypatch) -> None:
+    _need("sysbench", "sysbench")
+    from app.cli import main
+    from tests.fixtures.sshd import ssh_keygen_fingerprint
+
+    assert main(["host", "add", "db-client", "--address", ssh_host.address, "--port", str(ssh_host.port),
+                 "--user", ssh_host.user, "--key", str(ssh_host.client_key_path)]) == 0
+    assert main(["host", "trust", "db-client", "--fingerprint", ssh_keygen_fingerprint(ssh_host.host_key_path)]) == 0
+    capsys.readouterr()
+    assert main(["run", "db-client", "--test", "dbload", "--set", "engine=postgresql", "--set", f"target={PG_TARGET}",
+                 "--set", "data=scale=1", "--set", "clients=1,2", "--set", "step_seconds=3",
+                 "--set", f"database={scratch_name(PG_PREFIX)}"]) == 0, capsys.readouterr().err
+    pg_out = capsys.readouterr().out
+    # the password from stdin (no terminal), never from the command line
+    monkeypatch.setattr("sys.stdin", io.StringIO(mariadb_login["password"] + "\n"))
+    assert main(["run", "db-client", "--test", "dbload", "--set", "engine=mysql", "--set", "target=127.0.0.1:3306",
+                 "--set", "workload=oltp_point_select", "--set", "data=scale=1000", "--set", "clients=2",
+                 "--set", "step_seconds=3", "--set", f"user={mariadb_login['user']}",
+                 "--set", f"database={mariadb_login['database']}", "--db-password"]) == 0, capsys.readouterr().err
+    my_out = capsys.readouterr().out
+    for out, engine in ((pg_out, "pgbench "), (my_out, "sysbench ")):
+        assert f"engine {engine}" in out and "ops/s (median)" in out and "txn p99 ms" in out and "knee" in out
+        assert "variation %" in out and "tool's total" in out
+    assert "MariaDB" in my_out and "PostgreSQL" in pg_out
+    assert mariadb_login["password"] not in pg_out + my_out
+
+    assert main(["runs", "list", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    ids = sorted(r["id"] for r in runs if r["test"] == "dbload")
+    assert len(ids) == 2
+    assert main(["runs", "show", str(ids[0])]) == 0
+    shown = capsys.readouterr().out
+    assert "ops/s (median)" in shown and "pgbench " in shown
+    assert main(["compare", "--json", *map(str, ids)]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    text = json.dumps(compared)
+    assert "dbload:best.ops_per_s" in text and "dbload:knee_clients" in text and "dbload:best.p99_ms" in text
