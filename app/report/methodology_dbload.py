@@ -34,6 +34,8 @@ def dbload_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[
     if tool in TOOL_SENTENCES:
         out.append(TOOL_SENTENCES[tool])
     if first.get("rate"):
+        since = first.get("latency_from") or "scheduled start"
         out.append(f"Constant-rate mode: {first['rate']:g} requests per second in all, latency counted from each "
-                   "request's scheduled start.")
+                   f"request's {since}" + (" (sysbench leaves out the time a request waited in its queue)"
+                                           if tool == "sysbench" else "") + ".")
     return out

@@ -96,8 +96,8 @@ def dbload_lines(results: Iterable[Any]) -> list[str]:
              "standard deviation / mean of the per-second figures; tool's total = the tool's own figure for the "
              "whole step"]
     if meta.get("rate"):
-        lines.append(f"constant rate {number(meta['rate'])} ops/s: latency counted from each request's scheduled "
-                     "start")
+        lines.append(f"constant rate {number(meta['rate'])} ops/s: latency counted from each request's "
+                     f"{meta.get('latency_from') or 'scheduled start'}")
     best = max(steps, key=lambda s: s.ops_per_s or 0.0)
     lines.append(f"best step: {number(best.ops_per_s)} ops/s with {best.clients} client"
                  f"{'s' if best.clients != 1 else ''}")

@@ -294,4 +294,5 @@ class PgbenchEngine:
                           "transactions": summary.get("processed"), "logged_transactions": len(tail.entries),
                           "lat_avg_ms": summary.get("lat_avg_ms"),
                           "per_second_lat_avg_ms": [t["lat_avg_ms"] for t in ticks],
-                          "threads": threads, "scale": self.scale, "server": "PostgreSQL " + self.server_version}}
+                          "threads": threads, "scale": self.scale, "server": "PostgreSQL " + self.server_version,
+                          "latency_from": "scheduled start" if self.params.get("rate") else "transaction start"}}

@@ -36,6 +36,10 @@ TOTALS = {"transactions": re.compile(r"^transactions:\s+(\d+)\s+\(([0-9.]+) per 
           "lat_max_ms": re.compile(r"^max:\s+([0-9.]+)$"),
           "lat_p99_ms": re.compile(r"^99th percentile:\s+([0-9.]+)$"),
           "total_time_s": re.compile(r"^total time:\s+([0-9.]+)s$")}
+QUEUE = re.compile(r"^\[\s*(\d+)s \] queue length: (\d+), concurrency: (\d+)")
+RATE_LATENCY = ("sysbench --rate times each transaction from when a worker takes it off sysbench's queue, not from "
+                "its scheduled start: a backlog shows as the queue length, not as latency (pgbench -R counts from "
+                "the scheduled start)")
 HISTOGRAM = re.compile(r"^\s*([0-9.]+) \|\**\s+(\d+)$")
 
 
@@ -107,6 +111,8 @@ class SysbenchEngine:
         self.params = params
         self.sysbench, self.mysql = sysbench, mysql
         self.engine = tool_version(sysbench)
+        if params.get("rate"):
+            ctx.warning("dbload: " + RATE_LATENCY)
         self.client_cnf = os.path.join(ctx.run_dir, "dbload-client.cnf")
         self.sysbench_cfg = os.path.join(ctx.run_dir, "dbload-sysbench.cfg")
         password = params.get("password", "")
@@ -216,9 +222,13 @@ class SysbenchEngine:
                               env=self.env)
         ticks = []     # type: List[Dict[str, Any]]
         lines = []     # type: List[str]
+        queue = []     # type: List[int]
         for raw in proc.stdout:
             line = raw.decode("utf-8", "replace").rstrip("\n")
             lines.append(line)
+            waiting = QUEUE.match(line.strip())
+            if waiting:
+                queue.append(int(waiting.group(2)))
             parsed = parse_interval(line)
             if parsed is None:
                 continue
@@ -247,7 +257,9 @@ class SysbenchEngine:
                           "queries_per_s": (totals.get("queries") or (None, None))[1],
                           "lat_avg_ms": totals.get("lat_avg_ms"), "lat_max_ms": totals.get("lat_max_ms"),
                           "tables": self.tables, "table_size": self.table_size,
-                          "server": self.server()}}
+                          "server": self.server(), "per_second_queue_length": queue,
+                          "latency_from": ("worker start (queue time left out)" if self.params.get("rate")
+                                           else "transaction start")}}
 
 
 def _fatal(text: str) -> str:
