@@ -51,6 +51,13 @@ def _ops(steps: list[DbStep]) -> list[str]:
     return sorted(found, key=lambda op: (OP_ORDER.index(op) if op in OP_ORDER else len(OP_ORDER), op))
 
 
+def exact(value: float | None) -> str:
+    """The figure as stored, which is as the tool printed it (192.087274 stays so): no rounding for display."""
+    if value is None:
+        return MISSING
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
 def dbload_table(results: Iterable[Any]) -> Table:
     steps = dbload_steps(results)
     ops = _ops(steps)
@@ -59,9 +66,9 @@ def dbload_table(results: Iterable[Any]) -> Table:
     table = Table(headers)
     for s in steps:
         cv = s.meta.get("cv")
-        row = (str(s.step), str(s.clients), number(s.ops_per_s), number(None if cv is None else cv * 100.0, 1))
-        row += tuple(number(s.latency.get(op, {}).get(k)) for op in ops for k, _label in PCTS)
-        row += (number(s.errors, 0), number(s.retries, 0), number(s.meta.get("tool_total")))
+        row = (str(s.step), str(s.clients), exact(s.ops_per_s), number(None if cv is None else cv * 100.0, 1))
+        row += tuple(exact(s.latency.get(op, {}).get(k)) for op in ops for k, _label in PCTS)
+        row += (number(s.errors, 0), number(s.retries, 0), exact(s.meta.get("tool_total")))
         table.rows.append(row)
     return table
 
@@ -99,7 +106,7 @@ def dbload_lines(results: Iterable[Any]) -> list[str]:
         lines.append(f"constant rate {number(meta['rate'])} ops/s: latency counted from each request's "
                      f"{meta.get('latency_from') or 'scheduled start'}")
     best = max(steps, key=lambda s: s.ops_per_s or 0.0)
-    lines.append(f"best step: {number(best.ops_per_s)} ops/s with {best.clients} client"
+    lines.append(f"best step: {exact(best.ops_per_s)} ops/s with {best.clients} client"
                  f"{'s' if best.clients != 1 else ''}")
     knee = knee_line(results)
     if knee:
