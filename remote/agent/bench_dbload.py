@@ -219,9 +219,17 @@ def resolved(params: Dict[str, Any]) -> Dict[str, Any]:
 
 def expected_seconds(params: Dict[str, Any]) -> float:
     steps = len(params["clients"]) * (params["step_seconds"] + 15.0)
-    scale = resolved(params).get("scale")
-    load = 60.0 + (scale * 2.0 if scale else 3600.0)   # pgbench -i: ~0.5 s per scale unit; RAM-sized: up to an hour
-    return 60.0 + steps + load
+    full = resolved(params)
+    if params["reuse_database"] or params["engine"] == "redis":
+        data_mb = 0.0
+    elif full.get("scale"):
+        data_mb = full["scale"] * (MB_PER_SCALE if params["engine"] == "postgresql" else TABLES * BYTES_PER_ROW / MB)
+    else:
+        try:
+            data_mb = data_bytes(full) / MB
+        except (DbLoadError, OSError):
+            data_mb = 64 * 1024.0   # the target's RAM is asked for when the run starts: room for a large one
+    return 120.0 + steps + data_mb / 5.0   # filling: a slow disk or link does 5 MB/s
 
 
 def _run_tag(ctx: Any) -> str:

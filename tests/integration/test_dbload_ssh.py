@@ -237,3 +237,26 @@ def test_the_command_line_runs_shows_and_compares_database_load(cli_env, ssh_hos
     compared = json.loads(capsys.readouterr().out)
     text = json.dumps(compared)
     assert "dbload:best.ops_per_s" in text and "dbload:knee_clients" in text and "dbload:best.p99_ms" in text
+
+
+def test_cancel_during_a_sysbench_step_drops_the_scratch_database(workbench, ssh_host, mariadb_login) -> None:
+    _need("sysbench", "sysbench")
+    name = _add(workbench, ssh_host)
+    control = RunControl()
+    database = mariadb_login["database"]
+    during: list[set[str]] = []
+
+    def on_event(_host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick" and not during:
+            during.append(mariadb.databases(database))
+            control.cancel()
+
+    params = {"engine": "mysql", "target": "127.0.0.1:3306", "workload": "oltp_read_write", "data": "scale=1000",
+              "clients": [4], "step_seconds": 30, "user": mariadb_login["user"], "password": mariadb_login["password"],
+              "database": database}
+    outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), control, None, on_event)
+
+    assert outcome.status == "cancelled"
+    assert during == [{database}] and mariadb.databases(database) == set()
+    pid, run_dir = _agent(workbench.store.runs.events(outcome.run_id))
+    assert not running(pid) and not os.path.exists(run_dir) and processes_using(run_dir) == []
