@@ -8,6 +8,7 @@ transaction's latency from its scheduled start, so a stalled server cannot hide 
 The connection goes in the children's environment (PGHOST, PGPORT, PGUSER, PGPASSWORD): no password on
 a command line.
 """
+import array
 import glob
 import math
 import os
@@ -113,7 +114,10 @@ class LogTail:
         self.offsets = {}   # type: Dict[str, int]
         self.partial = {}   # type: Dict[str, bytes]
         self.latest = {}    # type: Dict[str, float]
-        self.entries = []   # type: List[Tuple[float, Optional[float]]]
+        self.entries = []   # type: List[Tuple[float, Optional[float]]]   # those of intervals not yet ticked
+        self.latencies = array.array("d")   # every latency of the step (us), compact: a long step has millions
+        self.count = 0
+        self.failed = 0
 
     def read(self) -> None:
         for path in sorted(glob.glob(glob.escape(self.prefix) + ".*")):
@@ -128,6 +132,15 @@ class LogTail:
                 if entry:
                     self.entries.append(entry)
                     self.latest[path] = max(self.latest.get(path, 0.0), entry[0])
+                    self.count += 1
+                    if entry[1] is None:
+                        self.failed += 1
+                    else:
+                        self.latencies.append(entry[1])
+
+    def forget_until(self, t: float) -> None:
+        """The intervals up to t are ticked: their transactions are only needed in the step's percentiles."""
+        self.entries = [e for e in self.entries if e[0] > t]
 
     def complete_until(self) -> float:
         """Every file has a transaction that ended after this time: earlier intervals are complete."""
@@ -239,7 +252,7 @@ class PgbenchEngine:
                  emit_tick: "Callable[[Dict[str, Any]], None]") -> Dict[str, Any]:
         run_dir = self.ctx.run_dir
         prefix = os.path.join(run_dir, "pgbench_step{}".format(step))
-        out_path = prefix + ".out"
+        out_path = os.path.join(run_dir, "pgbench_step{}_stdout.txt".format(step))   # not matched by prefix.*
         threads = max(1, min(clients, os.cpu_count() or 1))
         argv = [self.pgbench, "-n", "-c", str(clients), "-j", str(threads), "-T", str(seconds), "-P", "1",
                 "--progress-timestamp", "-l", "--log-prefix=" + prefix] + self.workload_args()
@@ -266,6 +279,8 @@ class PgbenchEngine:
                 for tick in interval_ticks(progress, tail.entries, len(ticks), ready):
                     ticks.append(tick)
                     emit_tick(tick)
+                if ticks:
+                    tail.forget_until(progress[len(ticks) - 1]["t"])
             proc.wait()
         self.ctx.check()
         tail.read()
@@ -274,7 +289,7 @@ class PgbenchEngine:
             emit_tick(tick)
         with open(out_path, "r", encoding="utf-8", errors="replace") as handle:
             stdout = handle.read()
-        for path in glob.glob(glob.escape(prefix) + ".*"):   # a long step's logs are large: read, then gone
+        for path in glob.glob(glob.escape(prefix) + ".*") + [out_path]:   # a long step's logs are large: gone
             os.unlink(path)
         summary = parse_summary(stdout)
         aborted = [line for line in other if " aborted " in line]
@@ -284,14 +299,12 @@ class PgbenchEngine:
         if aborted:
             self.ctx.warning("dbload: pgbench step {} ({} clients): {} client(s) aborted: {}".format(
                 step, clients, len(aborted), one_line(aborted[0])))
-        latencies = [lat for _done, lat in tail.entries if lat is not None]
-        failed_logged = sum(1 for _done, lat in tail.entries if lat is None)
-        lat = dict(percentiles_ms(latencies, 0.001), source="pgbench per-transaction log")
+        lat = dict(percentiles_ms(tail.latencies, 0.001), source="pgbench per-transaction log")
         return {"engine": self.engine, "per_second": ticks, "lat_ms": {"txn": lat},
-                "errors": int(summary.get("failed", failed_logged)) + len(aborted),
+                "errors": int(summary.get("failed", tail.failed)) + len(aborted),
                 "retries": sum(t["retries"] for t in ticks), "tool_total": summary.get("tps"), "total_op": "txn",
                 "extra": {"tool_output": printed + [line for line in stdout.splitlines() if line.strip()],
-                          "transactions": summary.get("processed"), "logged_transactions": len(tail.entries),
+                          "transactions": summary.get("processed"), "logged_transactions": tail.count,
                           "lat_avg_ms": summary.get("lat_avg_ms"),
                           "per_second_lat_avg_ms": [t["lat_avg_ms"] for t in ticks],
                           "threads": threads, "scale": self.scale, "server": "PostgreSQL " + self.server_version,
