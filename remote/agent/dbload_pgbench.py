@@ -195,7 +195,12 @@ class PgbenchEngine:
 
     def prepare(self, database: str, reuse: bool, scale: int) -> Dict[str, Any]:
         ctx = self.ctx
-        self.server_version = self.psql("postgres", "SHOW server_version", "connecting")
+        code, out, err = self.pg.run(self.pg.argv("psql", "postgres", "-X", "-A", "-t", "-c", "SHOW server_version"))
+        if code != 0:
+            raise DbLoadError("dbload: cannot log in to PostgreSQL at {}:{} as {}: {}; check target, user and "
+                              "password, and that the server lets this host in (listen_addresses, pg_hba.conf)".format(
+                                  self.params["host"], self.params["port"], self.params["user"], error_line(err)))
+        self.server_version = out.strip()
         num = int(self.psql("postgres", "SHOW server_version_num", "reading the server version") or 0)
         self.database = database
         exists = self.psql("postgres", "SELECT count(*) FROM pg_database WHERE datname = '{}'".format(

@@ -88,6 +88,12 @@ def histogram_percentiles(buckets: List[Tuple[float, int]]) -> Dict[str, Optiona
     return {name: percentile(values, fraction) for name, fraction in PERCENTILES}
 
 
+def mysql_error(stderr: str) -> str:
+    """The server's words from the mysql client's error ("ERROR 1045 (28000): Access denied ...")."""
+    line = one_line(stderr)
+    return re.sub(r"^(?:mysql: \[Warning\].*?\s)?ERROR \d+ \([^)]*\)(?: at line \d+)?:\s*", "", line)
+
+
 def _quote_option(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -139,14 +145,18 @@ class SysbenchEngine:
         write_private(self.sysbench_cfg, "\n".join(lines) + "\n")
 
     def sql(self, sql: str, what: str) -> str:
+        code, out, err = self._sql(sql)
+        if code != 0:
+            raise DbLoadError("dbload: {} on MySQL {}:{}: {}".format(what, self.params["host"], self.params["port"],
+                                                                     mysql_error(err)))
+        return out
+
+    def _sql(self, sql: str) -> Tuple[int, str, str]:
         argv = [self.mysql, "--defaults-extra-file=" + self.client_cnf, "-N", "-B", "-e", sql]
         proc = self.ctx.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env)
         out, err = proc.communicate()
         self.ctx.check()
-        if proc.returncode != 0:
-            raise DbLoadError("dbload: {} on MySQL {}:{}: {}".format(
-                what, self.params["host"], self.params["port"], one_line(err.decode("utf-8", "replace"))))
-        return out.decode("utf-8", "replace").strip()
+        return proc.returncode, out.decode("utf-8", "replace").strip(), err.decode("utf-8", "replace")
 
     def drop_quietly(self, database: str) -> None:
         """For the cleanup: not through ctx.popen (it refuses once the run is stopping)."""
@@ -163,7 +173,12 @@ class SysbenchEngine:
                                "`{0}`".format(database, one_line(proc.stderr.decode("utf-8", "replace"))))
 
     def prepare(self, database: str, reuse: bool, table_size: int) -> Dict[str, Any]:
-        self.server_version = self.sql("SELECT VERSION()", "connecting")
+        code, out, err = self._sql("SELECT VERSION()")
+        if code != 0:
+            raise DbLoadError("dbload: cannot log in to MySQL at {}:{} as {}: {}; check target, user and password, "
+                              "and that the server lets this host in (bind-address, a user for this host)".format(
+                                  self.params["host"], self.params["port"], self.params["user"], mysql_error(err)))
+        self.server_version = out
         self.database = database
         exists = self.sql("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '{}'".format(
             database), "looking for the database") != "0"

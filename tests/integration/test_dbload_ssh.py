@@ -260,3 +260,15 @@ def test_cancel_during_a_sysbench_step_drops_the_scratch_database(workbench, ssh
     assert during == [{database}] and mariadb.databases(database) == set()
     pid, run_dir = _agent(workbench.store.runs.events(outcome.run_id))
     assert not running(pid) and not os.path.exists(run_dir) and processes_using(run_dir) == []
+
+
+def test_a_wrong_password_fails_in_one_line_that_says_what_to_check(workbench, ssh_host, mariadb_login) -> None:
+    _need("sysbench", "sysbench")
+    name = _add(workbench, ssh_host)
+    params = {"engine": "mysql", "target": "127.0.0.1:3306", "data": "scale=100", "clients": [1], "step_seconds": 2,
+              "user": mariadb_login["user"], "password": "not-the-password", "database": mariadb_login["database"]}
+    outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), RunControl())
+    assert outcome.status == "failed"
+    assert f"cannot log in to MySQL at 127.0.0.1:3306 as {mariadb_login['user']}: Access denied" in outcome.error
+    assert "check target, user and password" in outcome.error and "not-the-password" not in outcome.error
+    assert "\n" not in outcome.error and mariadb.databases(mariadb_login["database"]) == set()
