@@ -339,7 +339,15 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
                          retries=tick.get("retries", 0), engine=tick.get("engine") or engine.engine)
                 ctx.progress("step{}".format(step), min(tick["second"] / float(params["step_seconds"]), 1.0))
 
-            summary = engine.run_step(step, count, params["step_seconds"], emit_tick)
+            try:
+                summary = engine.run_step(step, count, params["step_seconds"], emit_tick)
+            except DbLoadError as exc:
+                if not throughputs:
+                    raise
+                # e.g. more clients than the server takes: the steps before stand, and say where it ended
+                last = clients[index - 1]
+                ctx.warning("{}; the sweep ends at {} client{}".format(exc, last, "" if last == 1 else "s"))
+                break
         base = {"step": step, "clients": count, "engine": summary.get("engine") or engine.engine,
                 "workload": params["workload"], "rate": params["rate"], "target": params["target"],
                 "data": params["data"], "step_seconds": params["step_seconds"]}

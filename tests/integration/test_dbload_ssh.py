@@ -272,3 +272,20 @@ def test_a_wrong_password_fails_in_one_line_that_says_what_to_check(workbench, s
     assert f"cannot log in to MySQL at 127.0.0.1:3306 as {mariadb_login['user']}: Access denied" in outcome.error
     assert "check target, user and password" in outcome.error and "not-the-password" not in outcome.error
     assert "\n" not in outcome.error and mariadb.databases(mariadb_login["database"]) == set()
+
+
+def test_a_step_the_server_refuses_ends_the_sweep_and_keeps_the_steps_before(workbench, ssh_host, pg_tcp) -> None:
+    name = _add(workbench, ssh_host)
+    too_many = 200   # over the server's max_connections (100 by default)
+    params = {"engine": "postgresql", "target": PG_TARGET, "data": "scale=1", "clients": [1, too_many],
+              "max_clients": too_many, "step_seconds": 2, "database": scratch_name(PG_PREFIX)}
+    outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), RunControl())
+    assert (outcome.status, outcome.error) == ("done", "")
+    detail = workbench.store.runs.get(outcome.run_id)
+    assert sorted(_steps(detail.results)) == [1]
+    knee = next(r for r in detail.results if r.metric == "knee_clients")
+    assert knee.metadata["steps_run"] == 1 and knee.value == 1
+    warnings = [e["message"] for e in workbench.store.runs.events(outcome.run_id) if e["type"] == "warning"]
+    assert any(f"pgbench failed with {too_many} clients" in w and "the sweep ends at 1 client" in w
+               for w in warnings), warnings
+    assert _pg_databases(params["database"]) == set()
