@@ -46,3 +46,13 @@ def test_a_comparison_reads_the_best_step_its_p99_and_the_knee() -> None:
     assert found["dbload:best.ops_per_s"].value == 800.0 and found["dbload:best.ops_per_s"].note.startswith("4 clients")
     assert found["dbload:best.p99_ms"].value == 40.25
     assert found["dbload:knee_clients"].value == 4
+
+
+def test_a_comparison_of_different_workloads_says_so() -> None:
+    from app.compare.caveats import between_caveats
+
+    other = [dict(r, metadata=dict(r["metadata"], workload="select-only")) for r in RESULTS]
+    [caveat] = between_caveats([("a", RESULTS), ("b", other)])
+    assert caveat.tag == "loads differ" and "dbload:best.ops_per_s" in caveat.keys
+    assert "pgbench 15.20 select-only on b; pgbench 15.20 tpcb-like on a" in caveat.text
+    assert between_caveats([("a", RESULTS), ("b", RESULTS)]) == []
