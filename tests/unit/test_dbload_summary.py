@@ -54,5 +54,5 @@ def test_a_comparison_of_different_workloads_says_so() -> None:
     other = [dict(r, metadata=dict(r["metadata"], workload="select-only")) for r in RESULTS]
     [caveat] = between_caveats([("a", RESULTS), ("b", other)])
     assert caveat.tag == "loads differ" and "dbload:best.ops_per_s" in caveat.keys
-    assert "pgbench 15.20 select-only on b; pgbench 15.20 tpcb-like on a" in caveat.text
+    assert "(pgbench 15.20 tpcb-like on a; pgbench 15.20 select-only on b)" in caveat.text
     assert between_caveats([("a", RESULTS), ("b", RESULTS)]) == []
