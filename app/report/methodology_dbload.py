@@ -23,9 +23,13 @@ def dbload_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[
     clients = ", ".join(str(m.get("clients")) for m in metas)
     seconds = first.get("step_seconds") or params.get("step_seconds")
     out = [f"{engine} loaded {first.get('server') or 'the database server'} at {first.get('target')} with the "
-           f"{first.get('workload')} workload from the test host, in steps of {clients} clients"
-           + (f", {seconds} s each" if seconds else "") + "; the test made its own scratch database, filled it "
-           f"({first.get('data')}) and removed it afterwards.",
+           f"{first.get('workload')} workload from the test host, "
+           + (f"in steps of {clients} clients" if len(metas) > 1 else
+              f"with {clients} client{'' if clients == '1' else 's'}")
+           + ((f", {seconds} s each" if len(metas) > 1 else f", for {seconds} s") if seconds else "") + (
+               f"; it loaded the existing database {first.get('database')} as it was." if params.get("reuse_database")
+               else f"; the test made its own scratch database, filled it ({first.get('data')}) and removed it "
+                    "afterwards."),
            "Each step's throughput is the median of its per-second figures; its variation is their standard "
            "deviation over their mean; the knee is the first step whose throughput is under 1.1 times the best "
            "before it" + (f", or whose p99 is over {params['p99_limit_ms']:g} ms"

@@ -56,3 +56,15 @@ def test_a_comparison_of_different_workloads_says_so() -> None:
     assert caveat.tag == "loads differ" and "dbload:best.ops_per_s" in caveat.keys
     assert "(pgbench 15.20 tpcb-like on a; pgbench 15.20 select-only on b)" in caveat.text
     assert between_caveats([("a", RESULTS), ("b", RESULTS)]) == []
+
+
+def test_the_methodology_says_how_the_figures_were_made() -> None:
+    from types import SimpleNamespace
+
+    from app.report.methodology_dbload import dbload_sentences
+
+    samples = [SimpleNamespace(**r) for r in RESULTS]
+    text = " ".join(dbload_sentences({"p99_limit_ms": 200}, samples))
+    assert "pgbench 15.20 loaded PostgreSQL 15.20 at 10.0.0.5:5432 with the tpcb-like workload" in text
+    assert "in steps of 1, 2, 4 clients" in text and "scratch database" in text and "over 200 ms" in text
+    assert "per-transaction log (--log)" in text
