@@ -22,6 +22,7 @@ from tests.fixtures.leftovers import scratch_name
 from tests.fixtures.postgres import PREFIX as PG_PREFIX
 from tests.fixtures.processes import processes_using, running
 from tests.fixtures.sshd import SshTestHost
+from tests.integration.test_restore import local_pg, password_roles  # noqa: F401 - fixtures used here too
 
 pytestmark = pytest.mark.integration
 
@@ -289,3 +290,31 @@ def test_a_step_the_server_refuses_ends_the_sweep_and_keeps_the_steps_before(wor
     assert any(f"pgbench failed with {too_many} clients" in w and "the sweep ends at 1 client" in w
                for w in warnings), warnings
     assert _pg_databases(params["database"]) == set()
+
+
+def test_pgbench_with_a_password_never_shows_it(workbench, ssh_host, pg_tcp,
+                                                password_roles) -> None:  # noqa: F811 - the imported fixture
+    name = _add(workbench, ssh_host)
+    password, role = password_roles["password"], password_roles["creator"]
+    database = scratch_name(PG_PREFIX)
+    base = {"engine": "postgresql", "target": PG_TARGET, "data": "scale=1", "clients": [2], "step_seconds": 2,
+            "user": role, "database": database}
+    refused = execute_run(workbench, RunRequest(name, "dbload", dict(base, password="not-it"), interval=0.5),
+                          RunControl())
+    assert refused.status == "failed" and "\n" not in refused.error
+    assert f"cannot log in to PostgreSQL at 127.0.0.1:5432 as {role}: password authentication failed" in refused.error
+    in_ps: list[str] = []
+
+    def on_event(_host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick":
+            ps = subprocess.run(["ps", "-eww", "-o", "args="], capture_output=True, text=True).stdout
+            in_ps.extend(line for line in ps.splitlines() if password in line)
+
+    outcome = execute_run(workbench, RunRequest(name, "dbload", dict(base, password=password), interval=0.5),
+                          RunControl(), None, on_event)
+    assert (outcome.status, outcome.error) == ("done", "")
+    events = workbench.store.runs.events(outcome.run_id)
+    assert any(e["type"] == "dbload_tick" for e in events) and in_ps == []
+    results = workbench.store.runs.get(outcome.run_id).results
+    assert password not in json.dumps(events, default=str) + json.dumps([r.metadata for r in results], default=str)
+    assert _pg_databases(database) == set()
