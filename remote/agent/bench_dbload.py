@@ -6,6 +6,7 @@ fills it, runs one timed step per client count, and removes what it made on succ
 cancel. Every second of every step is a "dbload_tick" event; every step gives ops_per_s (median of the
 per-second totals), <op>_p50/p99/p999_ms, errors and retries; the run ends with knee_clients.
 """
+import importlib
 import math
 import os
 import re
@@ -280,9 +281,12 @@ def run_redis_step(ctx: Any, params: Dict[str, Any], step: int, clients: int, se
     """The call point for Redis: remote.agent.dbload_redis.run_redis_step with the same arguments returns a step
     summary (dbload_stats' docstring) and calls emit_tick(tick) once per second; it makes its key prefix and
     registers its own cleanup (ctx.add_cleanup_callback) on its first step."""
+    name = "{}.dbload_redis".format(__package__)
     try:
-        from . import dbload_redis  # type: ignore[attr-defined]
-    except ImportError:
+        dbload_redis = importlib.import_module(name)
+    except ImportError as exc:
+        if exc.name != name:   # the module is there but broken: say that, not "not available"
+            raise
         raise ValueError("dbload: redis load not available in this Benchbay version (no dbload_redis module)") \
             from None
     return dbload_redis.run_redis_step(ctx, params, step, clients, seconds, emit_tick)
