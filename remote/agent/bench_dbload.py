@@ -368,5 +368,5 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
     meta = {k: base.get(k) for k in ("engine", "workload", "rate", "target", "server", "data")}
     meta.update(knee=knee_step, rule=found["rule"], step=knee_step or len(throughputs), clients=value,
                 throughputs=throughputs, p99_ms=p99s, steps_run=len(throughputs),
-                note="" if knee_step else "no knee up to {} clients".format(value))
+                note="" if knee_step else "no knee up to {} client{}".format(value, "" if value == 1 else "s"))
     ctx.result("dbload", "knee_clients", value, "clients", meta)

@@ -232,7 +232,7 @@ class SysbenchEngine:
         import time
         extra = ["--time={}".format(seconds), "--report-interval=1", "--percentile=99", "--histogram=on"]
         if self.params.get("rate"):
-            extra.append("--rate={}".format(int(round(self.params["rate"]))))
+            extra.append("--rate={}".format(max(1, int(round(self.params["rate"])))))   # 0 would be no limit
         proc = self.ctx.popen(self._argv("run", clients, *extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               env=self.env)
         ticks = []     # type: List[Dict[str, Any]]
