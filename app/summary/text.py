@@ -66,7 +66,8 @@ def summary_text(host: str, status: str, results: Sequence[Any], warnings: Seque
         lines += dbload_text(results)
     if tests - set(SUMMARISED):
         lines.append(other_table(results).text("  "))
-    if any(spread_of_result(r) is not None for r in results):
+    # the database load table gives its variation as a column: no "±" there to explain
+    if any(spread_of_result(r) is not None for r in results if result_parts(r)[0] != "dbload"):
         # a comparison's "±" is another range (its verdicts' run-to-run range): say which this one is
         lines.append("  " + SD_LEGEND)
     if not results and status == "done":
