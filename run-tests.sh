@@ -40,6 +40,11 @@ if command -v mysqladmin >/dev/null 2>&1 && ! mysqladmin --protocol=TCP -h 127.0
     say "starting MariaDB"
     $SUDO service mariadb start || $SUDO service mysql start || true
 fi
+if command -v mysql >/dev/null 2>&1 && [ "$(id -u)" -ne 0 ] && ! mysql -e 'select 1' >/dev/null 2>&1; then
+    me=$(id -un)
+    say "creating MariaDB user $me (socket login) for the tests"
+    $SUDO mysql -e "CREATE USER IF NOT EXISTS '$me'@'localhost' IDENTIFIED VIA unix_socket; GRANT ALL PRIVILEGES ON *.* TO '$me'@'localhost' WITH GRANT OPTION" || true
+fi
 
 cd "$ROOT_DIR"
 say "ruff"
