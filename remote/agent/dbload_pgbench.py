@@ -41,6 +41,18 @@ class DbLoadError(Exception):
     """One clear line: what went wrong and what to do."""
 
 
+def pgbench_error(lines: List[str]) -> str:
+    """The line that says why pgbench failed: the server's words, else pgbench's first error."""
+    text = "\n".join(lines)
+    if re.search(r"(?:FATAL|ERROR):", text):
+        return error_line(text)
+    for line in lines:
+        match = re.match(r"^pgbench: error:\s*(.*)$", line.strip())
+        if match:
+            return one_line(match.group(1))
+    return error_line(text)
+
+
 def tool_version(path: str) -> str:
     """ "pgbench 15.20" from `pgbench --version` ("pgbench (PostgreSQL) 15.20 (Debian ...)")."""
     try:
@@ -245,7 +257,7 @@ class PgbenchEngine:
         proc.wait()
         self.ctx.check()
         if proc.returncode != 0:
-            raise DbLoadError("dbload: pgbench -i -s {} failed: {}".format(scale, error_line("\n".join(tail))))
+            raise DbLoadError("dbload: pgbench -i -s {} failed: {}".format(scale, pgbench_error(tail)))
 
     def workload_args(self) -> List[str]:
         workload = self.params["workload"]
@@ -300,7 +312,7 @@ class PgbenchEngine:
         aborted = [line for line in other if " aborted " in line]
         if proc.returncode != 0 and not progress:
             raise DbLoadError("dbload: pgbench failed with {} clients: {}".format(
-                clients, error_line("\n".join(other)) if other else "exit status {}".format(proc.returncode)))
+                clients, pgbench_error(other) if other else "exit status {}".format(proc.returncode)))
         if aborted:
             self.ctx.warning("dbload: pgbench step {} ({} clients): {} client(s) aborted: {}".format(
                 step, clients, len(aborted), one_line(aborted[0])))
@@ -310,6 +322,7 @@ class PgbenchEngine:
                 "retries": sum(t["retries"] for t in ticks), "tool_total": summary.get("tps"), "total_op": "txn",
                 "extra": {"tool_output": printed + [line for line in stdout.splitlines() if line.strip()],
                           "transactions": summary.get("processed"), "logged_transactions": tail.count,
+                          "aborted_clients": len(aborted),
                           "lat_avg_ms": summary.get("lat_avg_ms"),
                           "per_second_lat_avg_ms": [t["lat_avg_ms"] for t in ticks],
                           "threads": threads, "scale": self.scale, "server": "PostgreSQL " + self.server_version,

@@ -5,13 +5,16 @@ The sshd test hosts are this machine: the host's agent runs pgbench / sysbench a
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
 import shutil
+import socket
 import statistics
 import subprocess
+import threading
 import time
 
 import pytest
@@ -329,3 +332,64 @@ def test_without_the_redis_module_the_host_says_redis_load_is_not_available(work
     params = {"engine": "redis", "target": "127.0.0.1:6379", "clients": [1], "step_seconds": 2}
     outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), RunControl())
     assert outcome.status == "failed" and "dbload: redis load not available" in outcome.error
+
+
+class _Proxy:
+    """A TCP relay to the real server that can be cut: the target going away under the load."""
+
+    def __init__(self, port: int) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        self.target = port
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                server = socket.create_connection(("127.0.0.1", self.target))
+                self.sockets += [client, server]
+                for a, b in ((client, server), (server, client)):
+                    threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := a.recv(65536):
+                b.sendall(data)
+
+    def cut(self) -> None:
+        for s in [self.listener, *self.sockets]:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+
+def test_a_target_that_goes_away_ends_the_sweep_and_says_what_is_left(workbench, ssh_host, pg_tcp, pg_admin) -> None:
+    name = _add(workbench, ssh_host)
+    proxy = _Proxy(5432)
+    database = scratch_name(PG_PREFIX)
+    params = {"engine": "postgresql", "target": f"127.0.0.1:{proxy.port}", "data": "scale=1", "clients": [2, 4],
+              "step_seconds": 6, "database": database}
+
+    def on_event(_host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick":
+            proxy.cut()
+
+    try:
+        outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), RunControl(), None,
+                              on_event)
+        warnings = [e["message"] for e in workbench.store.runs.events(outcome.run_id) if e["type"] == "warning"]
+        text = " | ".join(warnings) + " | " + outcome.error
+        assert "aborted" in text and "the sweep ends at 2 clients" in text, text
+        assert f"connection to server at \"127.0.0.1\", port {proxy.port} failed: Connection refused" in text
+        # the server is out of reach: the drop cannot happen, and the run says what to remove
+        assert f'the scratch database {database} is left on the server' in text
+        assert f'remove it with DROP DATABASE "{database}"' in text
+        assert _pg_databases(database) == {database}
+    finally:
+        proxy.cut()
+        pg_admin.drop_database(f"postgresql:///{database}")
+    pid, run_dir = _agent(workbench.store.runs.events(outcome.run_id))
+    assert not running(pid) and not os.path.exists(run_dir) and processes_using(run_dir) == []
