@@ -242,7 +242,7 @@ def scratch_database(ctx: Any, params: Dict[str, Any]) -> str:
     return params["database"] or "benchbay_dbload_{}".format(_run_tag(ctx))
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
@@ -250,7 +250,7 @@ def target_ram_mb(params: Dict[str, Any]) -> int:
     """The target's RAM: given, or this host's when the target is on this host."""
     if params["target_ram_mb"]:
         return params["target_ram_mb"]
-    if _is_loopback(params["host"]):
+    if is_loopback(params["host"]):
         with open("/proc/meminfo") as handle:
             for line in handle:
                 if line.startswith("MemTotal:"):

@@ -142,3 +142,28 @@ def test_redis_goes_to_its_call_point() -> None:
             bench_dbload.run_redis_step(None, params, 1, 1, 2, lambda tick: None)
     else:
         pytest.skip("the Redis load module is present: its own tests cover it")
+
+
+def test_the_workbench_sizes_the_data_from_the_target_hosts_ram() -> None:
+    from types import SimpleNamespace
+
+    from app.engine.dbload_target import with_target_ram
+    from app.engine.orchestrator import RunRequest
+
+    class Inventory:
+        def list_hosts(self) -> list:
+            return [SimpleNamespace(name="local", address="localhost"), SimpleNamespace(name="db1", address="10.0.0.5")]
+
+        def latest_facts(self, name: str) -> dict | None:
+            return {"memory": {"total_bytes": 8 << 30}} if name == "db1" else None
+
+    def sized(params: dict) -> dict:
+        request = RunRequest("client", "dbload", params)
+        return with_target_ram(Inventory(), request, benches.validate("dbload", params))[1]
+
+    assert sized({"target": "10.0.0.5:5432"})["target_ram_mb"] == 8192          # the inventory's facts
+    assert sized({"target": "db1"})["target_ram_mb"] == 8192                    # by name too
+    assert sized({"target": "10.0.0.9"})["target_ram_mb"] == 0                  # unknown: the run will ask
+    assert sized({"target": "10.0.0.5", "target_ram_mb": 1024})["target_ram_mb"] == 1024   # given wins
+    assert sized({"target": "127.0.0.1"})["target_ram_mb"] == 0                 # the client host's own
+    assert sized({"target": "10.0.0.5", "data": "scale=3"})["target_ram_mb"] == 0
