@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Protocol
 
-from remote.agent import bench_dbload, benches
+from remote.agent import benches
 
 MB = 1024 * 1024
 
@@ -32,8 +32,9 @@ def with_target_ram(workbench: Inventory, request: Any, params: dict[str, Any]) 
     run sizes its data from RAM, gave no RAM, and the target is another machine the inventory knows."""
     if request.test != "dbload" or params.get("data") not in ("fits", "2xram") or params.get("target_ram_mb"):
         return request, params
-    host = bench_dbload.resolved(params)["host"]
-    if bench_dbload.is_loopback(host):   # the agent reads the RAM of the host it runs on
+    agent = benches.load("dbload")   # the agent's own reading of the target, through its one door
+    host = agent.resolved(params)["host"]
+    if agent.is_loopback(host):   # the agent reads the RAM of the host it runs on
         return request, params
     ram = target_ram_mb(workbench, host)
     if not ram:
