@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the test suite needs (sshd, PostgreSQL, Xvfb, fio, sysstat, Qt libraries, Python
+# Installs what the test suite needs (sshd, PostgreSQL, MariaDB, sysbench, Xvfb, fio, sysstat, Qt libraries, Python
 # packages) and runs it: lint, unit, integration (real sshd and PostgreSQL) and GUI tests.
 set -euo pipefail
 . "$(dirname "$0")/scripts/common.sh"
@@ -13,6 +13,7 @@ fi
 apt_install postfix python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client sshfs \
     fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps fish tcsh zsh dash sudo iproute2 faketime \
     util-linux e2fsprogs \
+    postgresql-contrib mariadb-server mariadb-client sysbench \
     "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"
 
@@ -31,6 +32,18 @@ if command -v pg_lsclusters >/dev/null 2>&1; then
         "${as_pg[@]}" psql -d postgres -qc "CREATE ROLE \"$me\" LOGIN SUPERUSER" || true
     fi
     export BENCHBAY_TEST_PG_ADMIN="${BENCHBAY_TEST_PG_ADMIN:-postgresql+psycopg2:///postgres?host=/var/run/postgresql}"
+fi
+
+# MariaDB for the database load tests (sysbench): started if it does not answer (ping answers even when the
+# login is refused); tests/fixtures/mariadb.py logs in as root over TCP or the socket.
+if command -v mysqladmin >/dev/null 2>&1 && ! mysqladmin --protocol=TCP -h 127.0.0.1 ping >/dev/null 2>&1; then
+    say "starting MariaDB"
+    $SUDO service mariadb start || $SUDO service mysql start || true
+fi
+if command -v mysql >/dev/null 2>&1 && [ "$(id -u)" -ne 0 ] && ! mysql -e 'select 1' >/dev/null 2>&1; then
+    me=$(id -un)
+    say "creating MariaDB user $me (socket login) for the tests"
+    $SUDO mysql -e "CREATE USER IF NOT EXISTS '$me'@'localhost' IDENTIFIED VIA unix_socket; GRANT ALL PRIVILEGES ON *.* TO '$me'@'localhost' WITH GRANT OPTION" || true
 fi
 
 cd "$ROOT_DIR"

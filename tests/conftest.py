@@ -15,6 +15,7 @@ pytest_plugins = [
     "tests.fixtures.sshd",
     "tests.fixtures.tarpit",
     "tests.fixtures.postgres",
+    "tests.fixtures.mariadb",
     "tests.fixtures.postfix",
     "tests.fixtures.exim",
     "tests.fixtures.sendmail",

@@ -11,9 +11,11 @@ from app.catalogue.model import HIGHER, LOWER, MetricSpec
 
 # the run dialog's order and names
 MENU_LABELS = {"disk": "Disk", "cpu": "CPU", "idle": "Idle (demo)", "mailstorm": "Mail storm",
-               "restore": "Restore (PostgreSQL)", "shared-storage": "Shared storage (many clients)"}
+               "restore": "Restore (PostgreSQL)", "dbload": "Database load (pgbench, sysbench, Redis)",
+               "shared-storage": "Shared storage (many clients)"}
 # names in tables, headings and the report ("monitor" is a stored run that is not a test)
 TEST_LABELS = {"disk": "Disk", "cpu": "CPU", "mailstorm": "Mail storm", "restore": "Restore", "idle": "Idle",
+               "dbload": "Database load",
                "monitor": "Monitor", "shared-storage": "Shared storage"}
 # the agent's disk job names (remote/agent/bench_disk.py) as a reader names them, in the order a reader expects
 JOB_LABELS = {"randread_4k": "Random read 4 KiB", "randread_1m": "Random read 1 MiB",
@@ -53,6 +55,8 @@ def engine_text(meta: Mapping[str, Any]) -> str:
 
 
 SWEEP_BEST = "sweep_best.iops"   # derived: the highest IOPS of the concurrency sweep
+DBLOAD_BEST = "best.ops_per_s"   # derived: the database load step with the highest throughput
+DBLOAD_BEST_P99 = "best.p99_ms"  # derived: the worst operation's p99 in that step
 
 # the figures a comparison puts side by side, in the order of its columns
 COMPARED: tuple[MetricSpec, ...] = (
@@ -73,6 +77,11 @@ COMPARED: tuple[MetricSpec, ...] = (
     MetricSpec("restore:restore_j1.total_s", "restore", "Restore -j 1", "s", LOWER),
     MetricSpec("restore:restore_jN.total_s", "restore", "Restore -j N", "s", LOWER, headline=True),
     MetricSpec("restore:file_restore.total_s", "restore", "File-level restore", "s", LOWER, headline=True),
+    MetricSpec("dbload:" + DBLOAD_BEST, "dbload", "Database load, best step", "ops/s", HIGHER, headline=True,
+               derived=True),
+    MetricSpec("dbload:" + DBLOAD_BEST_P99, "dbload", "Database load p99 at the best step", "ms", LOWER,
+               derived=True),
+    MetricSpec("dbload:knee_clients", "dbload", "Database load knee", "clients", HIGHER),
     # the TOTAL run of a shared-storage sweep: the highest total of its steps (app/engine/shared_run.py)
     MetricSpec("shared-storage:sweep.best_ops", "shared-storage", "Shared storage, best total", "op/s", HIGHER,
                headline=True),

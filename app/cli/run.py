@@ -60,9 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--preset", choices=PRESETS, help=f"the test's preset (default: quick; {with_presets} only)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                      help="a test parameter (the value is read as JSON when it parses, else as text)")
-    run.add_argument("--pg-password", action="store_true",
-                     help="restore with a DSN: ask for the PostgreSQL password (read from stdin when it is not a "
-                          "terminal); it is sent to the agent over SSH, never written to disk or stored")
+    run.add_argument("--pg-password", "--db-password", action="store_true", dest="pg_password",
+                     help="restore with a DSN, or dbload: ask for the database password (read from stdin when it "
+                          "is not a terminal); it is sent to the agent over SSH, never written to disk or stored")
     add_interval_option(run)
     add_shared_options(run)
     run.add_argument("--repeat", default="1", metavar="N|until-stable",
@@ -120,9 +120,10 @@ def _run(bench: Workbench, args: argparse.Namespace) -> int:
     if uses_shared_options(args):
         raise UsageError("--dir, --clients and --threads go with --test shared-storage")
     if any(key in params for key in CATALOGUE.secret_params()):
-        raise UsageError("a password does not go on the command line (ps shows it to everyone): use --pg-password")
+        raise UsageError("a password does not go on the command line (ps shows it to everyone): use "
+                         + ("--db-password" if args.test == "dbload" else "--pg-password"))
     if args.pg_password:
-        params["password"] = _read_secret("PostgreSQL password: ")
+        params["password"] = _read_secret("Database password: " if args.test == "dbload" else "PostgreSQL password: ")
     if args.preset:
         if params.get("preset", args.preset) != args.preset:
             raise UsageError(f"--preset {args.preset} and --set preset={params['preset']} disagree")

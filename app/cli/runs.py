@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from app.cli.commands import command_help
 from app.cli.common import UsageError, expand_hosts, positive_count, print_json, print_table, stored_id
 from app.cli.exits import Exit
+from app.summary.dbload import dbload_text
 from app.summary.facts import facts_lines
 from app.summary.spread_text import SD_LEGEND, result_line, spread_of_result
 from app.workbench import Workbench
@@ -109,6 +110,9 @@ def _show(bench: Workbench, args: argparse.Namespace) -> int:
         print(result_line(s))   # with "±x % (min–max ...)" when the figure has a spread
     if any(spread_of_result(s) is not None for s in detail.results):
         print(SD_LEGEND)
+    if run.test == "dbload":   # one result name per step: the steps side by side say which is which
+        for line in dbload_text(detail.results):
+            print(line)
     if detail.facts:
         print("facts:")
         for line in facts_lines(detail.facts):

@@ -66,6 +66,17 @@ def between_caveats(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
                           _keys("disk")))
     for line in version_differences([(label, results) for label, results in rows]):
         out.append(Caveat("versions differ", line + ".", _keys("cpu")))
+    loads: dict[str, list[str]] = {}
+    for label, results in rows:
+        found = {f"{_meta(r).get('engine') or '?'} {_meta(r).get('workload') or '?'}" + (
+                 f" at {_meta(r)['rate']:g}/s" if _meta(r).get("rate") else "")
+                 for r in results if result_field(r, "test") == "dbload" and result_field(r, "metric") == "ops_per_s"}
+        for load in sorted(found):
+            loads.setdefault(load, []).append(label)
+    if len(loads) > 1:   # tpcb-like against select-only is no comparison of servers
+        groups = "; ".join(f"{load} on {', '.join(labels)}" for load, labels in loads.items())
+        out.append(Caveat("loads differ", f"Database load figures from different tools or workloads ({groups}).",
+                          _keys("dbload")))
     return out
 
 

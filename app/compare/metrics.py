@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.catalogue import CATALOGUE, HIGHER, LOWER, SWEEP_JOB, MetricSpec
-from app.catalogue.presentation import STEAL_PHASE, SWEEP_BEST
+from app.catalogue.presentation import DBLOAD_BEST, DBLOAD_BEST_P99, STEAL_PHASE, SWEEP_BEST
 from app.summary.base import result_field
 from storage.records import SPREAD_ACROSS_RUNS, Spread
 from storage.spread import spread_of
@@ -56,6 +56,8 @@ def figures(results: Iterable[Any]) -> dict[str, Figure]:
     stored: dict[str, Figure] = {}
     numbers: dict[str, float] = {}
     sweep: list[tuple[float, int, dict[str, Any], Spread | None, str]] = []
+    db_steps: list[tuple[float, dict[str, Any], Spread | None]] = []
+    db_p99: dict[int, float] = {}
     for result in results:
         test, name = str(result_field(result, "test") or ""), str(result_field(result, "metric") or "")
         value, meta = result_field(result, "value"), dict(result_field(result, "metadata") or {})
@@ -69,12 +71,30 @@ def figures(results: Iterable[Any]) -> dict[str, Figure]:
         match = SWEEP_JOB.match(job)
         if test == "disk" and match and quantity == "iops":
             sweep.append((float(value), int(match["workers"]), meta, spread, job))
+        if test == "dbload" and name == "ops_per_s":
+            db_steps.append((float(value), meta, spread))
+        if test == "dbload" and name.endswith("_p99_ms") and isinstance(meta.get("step"), int):
+            db_p99[meta["step"]] = max(db_p99.get(meta["step"], 0.0), float(value))
     out = {m.key: replace(stored[m.key], steal=_steal(numbers, m.test, m.metric.partition(".")[0]))
            for m in METRICS if m.key in stored}
     if sweep:
         value, workers, meta, spread, job = max(sweep, key=lambda point: point[0])
         out["disk:" + SWEEP_BEST] = Figure(value, meta, f"{workers} worker{'s' if workers != 1 else ''}", spread,
                                            steal=_steal(numbers, "disk", job), workers=workers)
+    if db_steps:
+        out.update(_dbload_best(db_steps, db_p99))
+    return out
+
+
+def _dbload_best(steps: list[tuple[float, dict[str, Any], Spread | None]],
+                 p99: dict[int, float]) -> dict[str, Figure]:
+    """The database load step with the highest median throughput, and the p99 in that step."""
+    value, meta, spread = max(steps, key=lambda point: point[0])
+    clients = meta.get("clients")
+    note = f"{clients} client{'s' if clients != 1 else ''}, {meta.get('engine') or 'engine unknown'}"
+    out = {"dbload:" + DBLOAD_BEST: Figure(value, meta, note, spread)}
+    if meta.get("step") in p99:
+        out["dbload:" + DBLOAD_BEST_P99] = Figure(p99[meta["step"]], meta, note)
     return out
 
 

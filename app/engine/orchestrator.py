@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from app.engine.consistency import PhaseSample
+from app.engine.dbload_target import with_target_ram
 from app.engine.lock import RunLock
 from app.engine.pool import START_GATE
 from app.engine.result_rates import stored_results, without_rates
@@ -57,6 +58,8 @@ class RunServices(Protocol):
     def get_host(self, name: str) -> HostSpec: ...
     def connect(self, name: str, password: str | None = None) -> Transport: ...
     def needs_password(self, name: str) -> bool: ...
+    def list_hosts(self) -> list[HostSpec]: ...
+    def latest_facts(self, name: str) -> dict | None: ...
 
 
 class RunRequestError(AppError):
@@ -161,6 +164,7 @@ def execute_run(
     host = spec.name
     # a test that writes files goes to the run's test_dir, else the host's, else the run directory
     request, params, test_dir = with_test_dir(request, params, spec)
+    request, params = with_target_ram(workbench, request, params)   # dbload: data sized from the target's RAM
     # connecting, uploading and starting take a turn (app.engine.pool): many hosts start spread out
     turn = START_GATE.enter(host, control)
     try:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from app.catalogue import CATALOGUE
+from app.report.methodology_dbload import dbload_sentences
 from app.report.methodology_shared import SHARED_TEST, shared_sentences
 from app.summary.disk_cpu import cpu_versions, engine_text
 from storage.records import RunRecord, RunStatus
@@ -220,6 +221,8 @@ def what_was_done(test: str, params: Mapping[str, Any], results: Sequence[Any]) 
         return [mail_sentence(params, results)]
     if test == "restore":
         return restore_sentences(params, results)
+    if test == "dbload":
+        return dbload_sentences(params, results)
     if test == SHARED_TEST:
         return shared_sentences(params, results)
     return [f"The {CATALOGUE.label(test).lower()} test with its default settings."]

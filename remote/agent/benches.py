@@ -15,6 +15,7 @@ from typing import Any, Dict
 
 BENCHES = {
     "cpu": "bench_cpu",
+    "dbload": "bench_dbload",
     "idle": "bench_idle",
     "disk": "bench_disk",
     "mailstorm": "bench_mailstorm",

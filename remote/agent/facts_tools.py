@@ -1,4 +1,5 @@
-"""Which benchmark engines and servers the host has, with versions: fio, the MTA, PostgreSQL, iostat."""
+"""Which benchmark engines and servers the host has, with versions: fio, the MTA, PostgreSQL, iostat, pgbench,
+sysbench."""
 import re
 from typing import Dict, List, Optional, Sequence
 
@@ -110,10 +111,22 @@ def probe_postgresql(collector: Collector) -> Dict[str, object]:
     return _tool(False)
 
 
+def probe_load_tool(collector: Collector, name: str, marker: str) -> Dict[str, object]:
+    """pgbench or sysbench, the database load test's engines: present, version ("pgbench (PostgreSQL) 15.20")."""
+    path = which(name)
+    if not path:
+        return _tool(False)
+    text = collector.guard("tools." + name, lambda: _output([path, "--version"]), "") or ""
+    return _tool(True, first_version(text, marker), path)
+
+
 def gather_tools(collector: Collector) -> Dict[str, object]:
     return {
         "fio": collector.guard("tools.fio", lambda: probe_fio(collector), _tool(False)),
         "mta": collector.guard("tools.mta", lambda: probe_mta(collector), dict(_tool(False), type=None)),
         "postgresql": collector.guard("tools.postgresql", lambda: probe_postgresql(collector), _tool(False)),
         "iostat": collector.guard("tools.iostat", lambda: probe_iostat(collector), _tool(False)),
+        "pgbench": collector.guard("tools.pgbench", lambda: probe_load_tool(collector, "pgbench", ")"), _tool(False)),
+        "sysbench": collector.guard("tools.sysbench", lambda: probe_load_tool(collector, "sysbench", "sysbench"),
+                                    _tool(False)),
     }
