@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.catalogue import CATALOGUE, HIGHER, LOWER, SWEEP_JOB, MetricSpec
-from app.catalogue.presentation import STEAL_PHASE, SWEEP_BEST
-from app.summary.base import result_field
+from app.catalogue.presentation import DBLOAD_BEST, STEAL_PHASE, SWEEP_BEST
+from app.summary.base import number, result_field
+from app.summary.dbload_series import DBLOAD, DbLoad, dbload_of
 from storage.records import SPREAD_ACROSS_RUNS, Spread
 from storage.spread import spread_of
 
@@ -53,6 +54,7 @@ def _steal(stored: dict[str, float], test: str, job: str) -> float:
 
 def figures(results: Iterable[Any]) -> dict[str, Figure]:
     """metric key -> Figure for every comparison metric the results hold."""
+    results = list(results)
     stored: dict[str, Figure] = {}
     numbers: dict[str, float] = {}
     sweep: list[tuple[float, int, dict[str, Any], Spread | None, str]] = []
@@ -75,6 +77,29 @@ def figures(results: Iterable[Any]) -> dict[str, Figure]:
         value, workers, meta, spread, job = max(sweep, key=lambda point: point[0])
         out["disk:" + SWEEP_BEST] = Figure(value, meta, f"{workers} worker{'s' if workers != 1 else ''}", spread,
                                            steal=_steal(numbers, "disk", job), workers=workers)
+    load = dbload_of(results)
+    if load is not None:
+        out.update(dbload_figures(load))
+    return out
+
+
+def dbload_figures(load: DbLoad) -> dict[str, Figure]:
+    """The best step's throughput (its spread: the per-second totals) and each operation's p99 there (its
+    spread: the per-second p99s), so the verdict weighs how much each second varied."""
+    best = load.best
+    if best is None:
+        return {}
+    meta = {"engine": load.engine, "workload": load.workload, "clients": best.clients, "step": best.step}
+    out = {f"{DBLOAD}:{DBLOAD_BEST}": Figure(best.ops, meta, best.label, spread_of(best.per_second, 1.0))}
+    for op, figures_ in best.latency.items():
+        if "p99" in figures_:
+            p50, p999 = figures_.get("p50"), figures_.get("p999")
+            extra = [f"p50 {number(p50)}" if p50 is not None else "", f"p99.9 {number(p999)}" if p999 is not None
+                     else ""]
+            out[f"{DBLOAD}:best.{op}_p99_ms"] = Figure(figures_["p99"], dict(meta, op=op),
+                                                       ", ".join(p for p in extra if p) + " ms" if any(extra)
+                                                       else "", spread_of(best.p99_per_second.get(op, ()), 1.0),
+                                                       workers=best.clients)
     return out
 
 
