@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.dbload_live import TICK as DBLOAD_TICK
+from widgets.dbload_live import DbLoadSeries
 from widgets.host_colours import colours_by_host
 from widgets.host_panel import UTIL_HINT, Caption, HostPanel
 from widgets.host_series import HostSeries
@@ -275,6 +277,9 @@ class Dashboard(QWidget):
 
     def add_event(self, host: str, event: dict) -> None:
         series = self.series.get(host) or self.add_host(host)
+        if event.get("type") == DBLOAD_TICK:
+            self._dbload_tick(host, series, event)
+            return
         if event.get("type") in ("phase_start", "phase_end", "marker") and isinstance(event.get("t"), (int, float)):
             self.session_clock.place(series, float(event["t"]), 0.0)
         disk = series.test_disk(event)
@@ -287,6 +292,25 @@ class Dashboard(QWidget):
             self.overlay.set_markers(host, series.markers)
         if status:
             self._update_status(host)
+
+    def _dbload_tick(self, host: str, series: HostSeries, event: dict) -> None:
+        t = event.get("t")
+        if not isinstance(t, (int, float)) or isinstance(t, bool):
+            return
+        self.session_clock.place(series, float(t), 1.0)
+        if series.dbload is None:
+            series.dbload = DbLoadSeries()
+        series.dbload.add_tick(event, series.x(float(t)))
+        panel = self.panels.built.get(host)
+        if panel is not None:
+            panel.show_dbload()
+
+    def set_dbload_steps(self, host: str, steps: int) -> None:
+        """How many steps the host's database load runs (its clients list), for "step 4 of 6"."""
+        series = self.series.get(host) or self.add_host(host)
+        if series.dbload is None:
+            series.dbload = DbLoadSeries()
+        series.dbload.total_steps = steps
 
     def set_status(self, host: str, text: str, state: str = "") -> None:
         """Say what a host is doing from outside the event stream (connecting, stopped, an error)."""

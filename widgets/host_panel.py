@@ -5,11 +5,13 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from widgets.dbload_live import DbLoadPanel
 from widgets.host_series import CPU_STACK, HostSeries, Marker
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
 from widgets.marker_strip import StripMarker
 from widgets.nfs_table import NetworkFsTable
 from widgets.run_data import RunState
+from widgets.time_axis import CLOCK
 
 HOST = "host"              # a curve in the host's colour (widgets.host_colours)
 COMPANION = "companion"    # the host's second shade, beside a HOST curve in the same chart
@@ -152,6 +154,9 @@ class HostPanel(QWidget):
                                   "prints them, over the newest interval")
         self.nfs_table.hide()
         layout.addWidget(self.nfs_table)
+        self.group = group
+        self.dbload: DbLoadPanel | None = None     # a database load's charts, above the telemetry
+        self._layout = layout
         grid = QGridLayout()
         grid.setSpacing(4)
         layout.addLayout(grid, 1)
@@ -174,8 +179,22 @@ class HostPanel(QWidget):
             grid.addWidget(plot, row, index % 2)
             grid.setRowStretch(row, 1)
         # what %util means is said once above all hosts (Dashboard.util_note), not per host nor over the chart
+        self._time_mode = CLOCK
         self.update_devices()
         self.update_netfs()
+        self.show_dbload()
+
+    def show_dbload(self) -> None:
+        """The load's charts from its first second on (built once), then its step line kept current."""
+        if self.series.dbload is None:
+            return
+        if self.dbload is None:
+            self.dbload = DbLoadPanel(self.series.dbload, self.group)
+            self._layout.insertWidget(self._layout.indexOf(self.nfs_table) + 1, self.dbload, 1)
+            for key, plot in self.dbload.plots.items():
+                self.plots[f"dbload.{key}"] = plot
+                plot.set_time(self._time_mode, self.series.t0)
+        self.dbload.update_from_series()
 
     def update_netfs(self) -> None:
         """Show the network filesystems of the newest interval (the table hides while none is mounted)."""
@@ -221,6 +240,7 @@ class HostPanel(QWidget):
             self._recolour()     # the second shade leans towards the theme's text colour
 
     def set_time(self, mode: str) -> None:
+        self._time_mode = mode
         for plot in self.plots.values():
             plot.set_time(mode, self.series.t0)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from widgets.dbload_live import DbLoadSeries
 from widgets.ring_buffer import RingBuffer
 from widgets.run_data import RunState
 from widgets.telemetry_data import TelemetryPoint
@@ -128,6 +129,7 @@ class HostSeries:
         # the newest interval's network filesystems (widgets.nfs_table reads these two as an NfsPoint)
         self.nfs: dict[str, dict[str, float]] = {}
         self.netfs: dict[str, str] = {}
+        self.dbload: DbLoadSeries | None = None   # a database load's ticks, from its first second
 
     def _buffer(self) -> RingBuffer:
         return RingBuffer(self._capacity) if self._capacity else RingBuffer()
