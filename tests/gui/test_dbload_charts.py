@@ -1,0 +1,85 @@
+"""Database load charts draw exactly what they are given: the live ticks as they came, and a stored run's
+per-second lists (throughput, each operation's p99, the sweep with its knee) one line per server."""
+from __future__ import annotations
+
+import pytest
+
+from app.compare.dbload import DbLoadRun, curves_of
+from app.summary.dbload_series import dbload_of
+from tests.fixtures.dbload_runs import BARE, CLOUD, dbload_results
+from widgets.dashboard import Dashboard
+from widgets.dbload_charts import DbLoadCharts
+from widgets.host_colours import host_colour
+
+pytestmark = pytest.mark.gui
+T0 = 1_700_000_000.0
+
+
+def _tick(n: int, step: int, clients: int) -> dict:
+    return {"type": "dbload_tick", "step": step, "clients": clients, "second": n % 5 + 1, "t": T0 + n,
+            "ops": {"read": 100 * clients + n, "write": 40 * clients}, "errors": 1 if n == 7 else 0, "retries": 0,
+            "lat_ms": {"read": {"p50": 1.0, "p99": 2.0 + n / 10}, "write": {"p50": 2.0, "p99": 5.0 + n / 10}},
+            "engine": "sysbench 1.0.20"}
+
+
+def test_live_ticks_are_drawn_as_they_came_with_the_step_named(qtbot) -> None:
+    dashboard = Dashboard()
+    qtbot.addWidget(dashboard)
+    dashboard.resize(1200, 900)
+    dashboard.add_host("db-client")
+    dashboard.set_dbload_steps("db-client", 6)
+    ticks = [_tick(n, n // 5, (1, 2, 4)[n // 5]) for n in range(1, 13)]
+    for tick in ticks:
+        dashboard.add_event("db-client", tick)
+    dashboard.show()
+    qtbot.waitExposed(dashboard)
+    dashboard.frame()
+    panel = dashboard.panels["db-client"].dbload
+    assert panel is not None
+    assert panel.step_label.text().endswith("4 clients, step 3 of 6, second 3")
+    assert "3 errors" not in panel.now_label.text() and "1 error" in panel.now_label.text()
+    x0 = dashboard.series["db-client"].t0
+    xs, reads = panel.ops_plot.curve("read").getData()
+    assert list(reads) == [t["ops"]["read"] for t in ticks]
+    assert list(xs) == [t["t"] - x0 for t in ticks]
+    _xs, totals = panel.ops_plot.curve("total").getData()
+    assert list(totals) == [t["ops"]["read"] + t["ops"]["write"] for t in ticks]
+    _xs, p99 = panel.p99_plot.curve("write").getData()
+    assert list(p99) == [t["lat_ms"]["write"]["p99"] for t in ticks]
+    _xs, errors = panel.errors_plot.curve("errors").getData()
+    assert list(errors) == [t["errors"] for t in ticks]
+
+
+def test_stored_runs_one_line_per_server_and_the_knee_ringed(qtbot) -> None:
+    charts = DbLoadCharts()
+    qtbot.addWidget(charts)
+    bare = dbload_results(BARE, False, knee=3)
+    cloud = dbload_results(CLOUD, True, knee=2)
+    runs = [curves_of(DbLoadRun("bare-metal", 1, dbload_of(bare))), curves_of(DbLoadRun("cloud-vm", 2,
+                                                                                        dbload_of(cloud)))]
+    charts.set_runs(runs)
+    assert charts.isVisibleTo(charts.parentWidget() or charts)
+    for label, results in (("bare-metal", bare), ("cloud-vm", cloud)):
+        _xs, drawn = charts.drawn(charts.throughput_items[label])
+        assert drawn == [v for r in results if r.metric == "ops_per_s" for v in r.metadata["per_second"]]
+        _xs, p99 = charts.drawn(charts.p99_items[label])
+        assert p99 == [v for r in results if r.metric == "txn_p99_ms" for v in r.metadata["p99_per_second"]]
+        _xs, sweep = charts.drawn(charts.sweep_items[label])
+        assert sweep == [r.value for r in results if r.metric == "ops_per_s"]
+        assert charts.throughput_items[label].opts["pen"].color().name() == host_colour(label, ["bare-metal",
+                                                                                                 "cloud-vm"])
+    ring = charts.knee_items["cloud-vm"].getData()
+    assert (list(ring[0]), list(ring[1])) == ([2.0], [[r.value for r in cloud if r.metric == "ops_per_s"][2]])
+    assert "knee at 4 clients" in charts.caption.text() and "knee at 8 clients" in charts.caption.text()
+
+
+def test_one_run_draws_each_operation_and_the_total() -> None:
+    results = dbload_results(BARE, False, ops=("read", "write"), knee=None)
+    charts = DbLoadCharts()
+    charts.set_runs([curves_of(DbLoadRun("db-01", 1, dbload_of(results)))])
+    assert set(charts.throughput_items) == {"read", "write", "total"}
+    assert set(charts.p99_items) == {"read", "write"}
+    _xs, reads = charts.drawn(charts.throughput_items["read"])
+    assert reads == [v for r in results if r.metric == "ops_per_s" for v in r.metadata["per_second_by_op"]["read"]]
+    assert "no knee within the sweep" in charts.caption.text()
+    charts.deleteLater()
