@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from widgets.dbload_data import DbLoadCurves, Line
 from widgets.host_colours import host_colour
-from widgets.plot_items import MUTED, ThousandsAxis, escape, small_plot
+from widgets.plot_items import INK, MUTED, ThousandsAxis, escape, small_plot
 
 HEIGHT_PX = 220
 KNEE_COLOUR = "#d9483b"
@@ -56,7 +56,9 @@ class DbLoadCharts(QWidget):
         self.op_picker.setToolTip("The operation whose p99 latency per second is drawn, one line per server")
         self.throughput_plot = _plot("Operations per second", "ops/s", "seconds since the first step began")
         self.p99_plot = _plot("p99 latency per second", "ms", "seconds since the first step began")
-        self.sweep_plot = _plot("Sweep: ops/s by clients", "ops/s (median of the seconds)", "clients")
+        self.sweep_plot = _plot("Sweep: ops/s by clients", "ops/s", "clients")
+        self.sweep_plot.setToolTip("Each step's throughput: the median of its per-second totals; the ring marks "
+                                   "the knee")
         self.legend = QLabel()
         self.legend.setObjectName("dbloadLegend")
         top = QHBoxLayout()
@@ -153,7 +155,7 @@ class DbLoadCharts(QWidget):
                 if op in run.p99:
                     self._replace(self.p99_plot, self.p99_items, run.label, run.p99[op], self.colours[run.label])
             title = f"p99 latency per second, {op}" if op else "p99 latency per second"
-        self.p99_plot.setTitle(f"<span style='font-size:9pt'>{escape(title)}</span>")
+        self.p99_plot.setTitle(f"<span style='color:{INK}; font-size:9pt'>{escape(title)}</span>")
         self._fit(self.p99_plot, self.p99_items)
 
     def _draw_sweep(self) -> None:

@@ -8,22 +8,16 @@ ran them (app.summary.dbload_series), so two servers that ran the same sweep lin
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from app.compare.overlay import AlignedSeries
-from app.summary.dbload_series import DBLOAD, DbLoad, dbload_of
-from widgets.dbload_data import DbLoadCurves, DbLoadSweep
+from app.summary.dbload_curves import DbLoadRun, curves_of
+from app.summary.dbload_series import DBLOAD, dbload_of
+
+__all__ = ["OPS_OVERLAY", "P99_OVERLAY", "DbLoadRun", "curves_of", "dbload_runs", "overlays_of"]
 
 OPS_OVERLAY = "dbload.ops"
 P99_OVERLAY = "dbload.p99."     # + the operation
-
-
-@dataclass(frozen=True)
-class DbLoadRun:
-    label: str          # the comparison row (or the host, in the results window)
-    run_id: int
-    load: DbLoad
 
 
 def dbload_runs(comparison: Any, results: Mapping[int, Sequence[Any]]) -> list[DbLoadRun]:
@@ -38,23 +32,6 @@ def dbload_runs(comparison: Any, results: Mapping[int, Sequence[Any]]) -> list[D
                 label = row.label if len(row.runs) == 1 else f"{row.label} ({run.test})"
                 out.append(DbLoadRun(label, run.id, load))
     return out
-
-
-def curves_of(run: DbLoadRun) -> DbLoadCurves:
-    """What the charts draw of one run: exactly the stored per-second lists, on the run's time line."""
-    load = run.load
-    ops = load.ops
-    best = load.best
-    knee = load.knee_step
-    return DbLoadCurves(
-        label=run.label, run_id=run.run_id, engine=load.engine, workload=load.workload,
-        throughput=load.throughput_line(), by_op={op: load.throughput_line(op) for op in ops
-                                                  if any(op in s.by_op for s in load.steps)},
-        p99={op: load.p99_line(op) for op in ops if any(op in s.p99_per_second for s in load.steps)},
-        steps=tuple(load.step_starts()),
-        sweep=DbLoadSweep(tuple(s.clients for s in load.steps), tuple(s.ops for s in load.steps),
-                          knee.clients if knee is not None else None, load.knee_text()),
-        best=best.label if best is not None else "")
 
 
 def overlays_of(runs: Sequence[DbLoadRun]) -> list[tuple[str, str, str, list[AlignedSeries]]]:

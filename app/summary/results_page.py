@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from app.summary.base import MISSING, Table
+from app.summary.dbload_curves import DbLoadRun, curves_of
+from app.summary.dbload_page import dbload_lines, dbload_table
+from app.summary.dbload_series import dbload_of
 from app.summary.disk_cpu import (
     CPU_KERNELS,
     LATENCIES,
@@ -90,7 +93,10 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
     tests = {sample.test for sample in results}
     jobs = disk_jobs(results, reading_order=True)
     latency: tuple[BarChart, ...] = ()
-    if tests & {"mailstorm", "restore"}:
+    load = dbload_of(results)
+    if load is not None:
+        table, lines = dbload_table(load), tuple(dbload_lines(load))
+    elif tests & {"mailstorm", "restore"}:
         badges = _service_badges(results)
         lines = tuple(mail_lines(results) + restore_lines(results)
                       + ["Consistency, " + line for line in consistency_lines(results)])
@@ -110,7 +116,8 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
     return ResultsPage(run_id=run.id, host_name=run.host_name, test=run.test, status=str(run.status),
                        subtitle=subtitle, badges=badges, warnings=tuple(caveats(results, warnings)),
                        summary_lines=lines, table=table, latency=latency, sweep=_sweep(results),
-                       mail=mail_series(results))
+                       mail=mail_series(results),
+                       dbload=curves_of(DbLoadRun(run.host_name, run.id, load)) if load is not None else None)
 
 
 # -- tables ----------------------------------------------------------------------------------------

@@ -81,3 +81,21 @@ def test_the_charts_data_is_the_stored_sweep(two) -> None:
     assert bare.sweep.clients == CLIENTS and bare.sweep.knee_clients == 8 and cloud.sweep.knee_clients == 4
     assert list(bare.sweep.ops) == [r.value for r in results[ids["bare-metal"]] if r.metric == "ops_per_s"]
     assert [x for x, _label in bare.steps] == [0.0, 10.0, 20.0, 30.0]
+
+
+def test_the_results_page_has_a_row_per_step_and_the_knee_marked() -> None:
+    from types import SimpleNamespace
+
+    from app.summary.results_page import results_page
+
+    results = dbload_results(BARE, False, ops=("read", "write"), engine="sysbench 1.0.20",
+                             workload="oltp_read_write", knee=3, errors=2)
+    page = results_page(SimpleNamespace(id=7, host_name="db-01", test="dbload", status="done"), results)
+    assert page.table.headers[:4] == ("Step", "Clients", "ops/s", "Variation")
+    assert "write p99.9 ms" in page.table.headers
+    assert [row[1].text for row in page.table.rows] == ["1", "2", "4", "8"]
+    assert page.table.rows[3][0].text == "4 (knee)" and page.table.rows[3][-2].text == "2"
+    assert page.summary_lines[0] == "Load from sysbench 1.0.20, workload oltp_read_write."
+    assert page.dbload is not None and page.dbload.sweep.knee_clients == 8
+    assert page.dbload.by_op["write"][1] == [v for r in results if r.metric == "ops_per_s"
+                                             for v in r.metadata["per_second_by_op"]["write"]]
