@@ -83,3 +83,27 @@ def test_one_run_draws_each_operation_and_the_total() -> None:
     assert reads == [v for r in results if r.metric == "ops_per_s" for v in r.metadata["per_second_by_op"]["read"]]
     assert "no knee within the sweep" in charts.caption.text()
     charts.deleteLater()
+
+
+def test_compare_tab_draws_each_servers_stored_seconds(make_window, workbench, qtbot) -> None:
+    from PySide6.QtCore import Qt
+
+    from tests.fixtures.dbload_runs import store_two_dbload_servers
+
+    ids = store_two_dbload_servers(workbench.store)
+    window = make_window()
+    tab = window.compare
+    window.tabs.setCurrentWidget(tab)
+    window.reload_runs()
+    qtbot.waitUntil(lambda: len(tab.picker.shown_runs()) == 2, timeout=20_000)
+    tab.picker.select_ids(list(ids.values()))
+    qtbot.mouseClick(tab.picker.compare_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: tab.comparison is not None and len(tab.comparison.rows) == 2, timeout=20_000)
+    qtbot.waitUntil(lambda: window.pool.active_count() == 0, timeout=20_000)
+    charts = tab.view.dbload
+    assert charts.isVisibleTo(tab.view) and set(charts.throughput_items) == {"bare-metal", "cloud-vm"}
+    for label, run_id in ids.items():
+        stored = workbench.run_detail(run_id).results
+        assert charts.drawn(charts.throughput_items[label])[1] == [
+            v for r in stored if r.metric == "ops_per_s" for v in r.metadata["per_second"]]
+    assert "455" in tab.view.table.figure("bare-metal", "dbload:best.ops_per_s")
