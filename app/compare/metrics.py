@@ -93,12 +93,11 @@ def dbload_figures(load: DbLoad) -> dict[str, Figure]:
     out = {f"{DBLOAD}:{DBLOAD_BEST}": Figure(best.ops, meta, best.label, spread_of(best.per_second, 1.0))}
     for op, figures_ in best.latency.items():
         if "p99" in figures_:
-            p50, p999 = figures_.get("p50"), figures_.get("p999")
-            extra = [f"p50 {number(p50)}" if p50 is not None else "", f"p99.9 {number(p999)}" if p999 is not None
-                     else ""]
-            out[f"{DBLOAD}:best.{op}_p99_ms"] = Figure(figures_["p99"], dict(meta, op=op),
-                                                       ", ".join(p for p in extra if p) + " ms" if any(extra)
-                                                       else "", spread_of(best.p99_per_second.get(op, ()), 1.0),
+            # the rest of the operation's tail beside its p99 (ms, as the column)
+            note = " · ".join(f"{name} {number(figures_[key])}" for key, name in (("p50", "p50"), ("p999", "p99.9"))
+                              if key in figures_)
+            out[f"{DBLOAD}:best.{op}_p99_ms"] = Figure(figures_["p99"], dict(meta, op=op), note,
+                                                       spread_of(best.p99_per_second.get(op, ()), 1.0),
                                                        workers=best.clients)
     return out
 

@@ -99,3 +99,14 @@ def test_the_results_page_has_a_row_per_step_and_the_knee_marked() -> None:
     assert page.dbload is not None and page.dbload.sweep.knee_clients == 8
     assert page.dbload.by_op["write"][1] == [v for r in results if r.metric == "ops_per_s"
                                              for v in r.metadata["per_second_by_op"]["write"]]
+
+
+def test_another_tool_version_is_a_caveat_beside_the_load_figures(workbench) -> None:
+    from tests.fixtures.dbload_runs import CLOUD, store_dbload_run
+
+    old = store_dbload_run(workbench.store, "db-old", dbload_results(BARE, False, engine="pgbench 15.19", knee=3))
+    new = store_dbload_run(workbench.store, "db-new", dbload_results(CLOUD, False, engine="pgbench 16.4", knee=2))
+    comparison = gather(workbench, [old, new]).comparison
+    [caveat] = [c for c in comparison.between if c.tag == "tools differ"]
+    assert "pgbench 15.19 on db-old; pgbench 16.4 on db-new" in caveat.text
+    assert "dbload:best.ops_per_s" in caveat.keys
