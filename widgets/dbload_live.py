@@ -18,8 +18,7 @@ from widgets.ring_buffer import RingBuffer
 
 TICK = "dbload_tick"
 TOTAL = "total"
-OP_COLOURS = {"txn": "#2f6db5", "read": "#2f6db5", "get": "#2f6db5", "write": "#d9822b", "set": "#d9822b",
-              "other": "#8e6bbf", TOTAL: "#1f2933"}
+THIRD = "#8c96a3"        # a third operation (sysbench "other"): grey, as the load chart's 15 min line
 ERRORS_COLOUR = "#d0453a"
 RETRIES_COLOUR = "#b7791f"
 PLOT_MIN_HEIGHT = 170
@@ -113,10 +112,11 @@ class DbLoadSeries:
 class DbLoadPanel(QWidget):
     """The load's three charts and its step line, above a host's telemetry panels."""
 
-    def __init__(self, series: DbLoadSeries, group: PlotGroup, parent: QWidget | None = None) -> None:
+    def __init__(self, series: DbLoadSeries, group: PlotGroup, colour: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("dbloadPanel")
         self.series = series
+        self.colour = colour     # the host's: its operations are its colour, its second shade dashed, then grey
         self.step_label = QLabel()
         self.step_label.setObjectName("dbloadStep")
         self.now_label = QLabel()
@@ -158,16 +158,25 @@ class DbLoadPanel(QWidget):
             self._known = self.series.version
             several = len(self.series.ops) > 1
             if several and TOTAL not in self.ops_plot.curve_keys():
-                self.ops_plot.add_curve(TOTAL, TOTAL, OP_COLOURS[TOTAL], self.series.buffer(f"ops.{TOTAL}"))
-            for op in self.series.ops:
-                colour = OP_COLOURS.get(op, "#4c9f70")
-                if op not in self.ops_plot.curve_keys():
-                    self.ops_plot.add_curve(op, op, colour, self.series.buffer(f"ops.{op}"), dashed=several and
-                                            op in ("write", "set"))
-                if op not in self.p99_plot.curve_keys():
-                    self.p99_plot.add_curve(op, op, colour, self.series.buffer(f"p99.{op}"))
+                self.ops_plot.add_curve(TOTAL, TOTAL, self.ops_plot.colours.ink, self.series.buffer(f"ops.{TOTAL}"))
+            for index, op in enumerate(self.series.ops):
+                colour = self._op_colour(index)
+                for plot, key in ((self.ops_plot, "ops"), (self.p99_plot, "p99")):
+                    if op not in plot.curve_keys():
+                        plot.add_curve(op, op, colour, self.series.buffer(f"{key}.{op}"), dashed=index == 1)
         self.step_label.setText(f"<b>Database load</b> — {self.series.step_text()}")
         self.now_label.setText(self.series.now_text())
+
+    def _op_colour(self, index: int) -> str:
+        return self.colour if index == 0 else self.ops_plot.colours.companion(self.colour) if index == 1 else THIRD
+
+    def set_colour(self, colour: str) -> None:
+        """The host's colour changed (hosts were added): its operations' curves follow."""
+        self.colour = colour
+        for index, op in enumerate(self.series.ops):
+            for plot in (self.ops_plot, self.p99_plot):
+                if op in plot.curve_keys():
+                    plot.set_curve_colour(op, self._op_colour(index))
 
     def set_time(self, mode: str, origin: float | None) -> None:
         for plot in self.plots.values():

@@ -189,7 +189,7 @@ class HostPanel(QWidget):
         if self.series.dbload is None:
             return
         if self.dbload is None:
-            self.dbload = DbLoadPanel(self.series.dbload, self.group)
+            self.dbload = DbLoadPanel(self.series.dbload, self.group, self.colour)
             self._layout.insertWidget(self._layout.indexOf(self.nfs_table) + 1, self.dbload, 1)
             for key, plot in self.dbload.plots.items():
                 self.plots[f"dbload.{key}"] = plot
@@ -223,6 +223,8 @@ class HostPanel(QWidget):
         self.colour = colour
         self.header.set_colour(colour)
         self._recolour()
+        if self.dbload is not None:
+            self.dbload.set_colour(colour)
 
     def _recolour(self) -> None:
         for key, _title, _short, _y, _top, curves in PANEL_PLOTS:
