@@ -303,7 +303,10 @@ class Dashboard(QWidget):
         series.dbload.add_tick(event, series.x(float(t)))
         panel = self.panels.built.get(host)
         if panel is not None:
+            fresh = panel.dbload is None
             panel.show_dbload()
+            if fresh:
+                self._netfs_update(host)
 
     def set_dbload_steps(self, host: str, steps: int) -> None:
         """How many steps the host's database load runs (its clients list), for "step 4 of 6"."""
@@ -349,6 +352,8 @@ class Dashboard(QWidget):
         if len(self.slots) > 2:   # the table takes its own height, not the graphs'
             table = panel.nfs_table
             height = PANEL_MIN_HEIGHT + (0 if table.isHidden() else table.height())
+            if panel.dbload is not None:   # the load's row of charts and its two lines come on top
+                height += panel.dbload.minimumSizeHint().height()
             if self.slots[host].minimumHeight() != height:
                 self.slots[host].setMinimumHeight(height)
 
