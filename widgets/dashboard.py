@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.dbload_live import TICK as DBLOAD_TICK
-from widgets.dbload_live import DbLoadSeries
 from widgets.host_colours import colours_by_host
 from widgets.host_panel import UTIL_HINT, Caption, HostPanel
 from widgets.host_series import HostSeries
@@ -298,8 +297,6 @@ class Dashboard(QWidget):
         if not isinstance(t, (int, float)) or isinstance(t, bool):
             return
         self.session_clock.place(series, float(t), 1.0)
-        if series.dbload is None:
-            series.dbload = DbLoadSeries()
         series.dbload.add_tick(event, series.x(float(t)))
         panel = self.panels.built.get(host)
         if panel is not None:
@@ -311,8 +308,6 @@ class Dashboard(QWidget):
     def set_dbload_steps(self, host: str, steps: int) -> None:
         """How many steps the host's database load runs (its clients list), for "step 4 of 6"."""
         series = self.series.get(host) or self.add_host(host)
-        if series.dbload is None:
-            series.dbload = DbLoadSeries()
         series.dbload.total_steps = steps
 
     def set_status(self, host: str, text: str, state: str = "") -> None:

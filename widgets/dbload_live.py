@@ -64,11 +64,15 @@ class DbLoadSeries:
             self.buffer(f"ops.{op}").append(x, value)
             total += value
         self.buffer(f"ops.{TOTAL}").append(x, total)
+        slowest = None
         for op, figures in lat.items():
             p99 = _number(figures.get("p99")) if isinstance(figures, Mapping) else None
             if p99 is not None:
                 self._know(str(op))
                 self.buffer(f"p99.{op}").append(x, p99)
+                slowest = p99 if slowest is None else max(slowest, p99)
+        if slowest is not None:
+            self.buffer("p99.max").append(x, slowest)
         errors = _number(event.get("errors")) or 0.0
         self.buffer("errors").append(x, errors)
         self.buffer("retries").append(x, _number(event.get("retries")) or 0.0)
@@ -79,6 +83,11 @@ class DbLoadSeries:
         self.second = int(second) if isinstance(second, int) else self.second
         self.engine = str(event.get("engine") or self.engine)
         self.ticks += 1
+
+    @property
+    def active(self) -> bool:
+        """The host runs a database load: a second came, or the workbench said how many steps it has."""
+        return self.ticks > 0 or self.total_steps is not None
 
     def _know(self, op: str) -> None:
         if op not in self.ops:

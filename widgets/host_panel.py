@@ -186,7 +186,7 @@ class HostPanel(QWidget):
 
     def show_dbload(self) -> None:
         """The load's charts from its first second on (built once), then its step line kept current."""
-        if self.series.dbload is None:
+        if not self.series.dbload.active:
             return
         if self.dbload is None:
             self.dbload = DbLoadPanel(self.series.dbload, self.group, self.colour)

@@ -60,6 +60,10 @@ METRICS = (
     Metric("mem.dirty", "Dirty MB"),
     Metric("mem.writeback", "Writeback MB"),
     Metric("psi.%sio", "I/O pressure — some %", (0.0, 100.0)),
+    # a database load's own figures, per second (widgets.dbload_live): empty on a host that runs none
+    Metric("dbload.ops.total", "Database load — ops/s (all operations)", min_top=10.0),
+    Metric("dbload.p99.max", "Database load — p99 ms (slowest operation)"),
+    Metric("dbload.errors", "Database load — errors/s"),
 )
 METRICS_BY_KEY = {m.key: m for m in METRICS}
 
@@ -129,7 +133,7 @@ class HostSeries:
         # the newest interval's network filesystems (widgets.nfs_table reads these two as an NfsPoint)
         self.nfs: dict[str, dict[str, float]] = {}
         self.netfs: dict[str, str] = {}
-        self.dbload: DbLoadSeries | None = None   # a database load's ticks, from its first second
+        self.dbload = DbLoadSeries(capacity)     # a database load's ticks (empty unless the host runs one)
 
     def _buffer(self) -> RingBuffer:
         return RingBuffer(self._capacity) if self._capacity else RingBuffer()
@@ -146,6 +150,8 @@ class HostSeries:
         if key.startswith("disk."):
             per_device = self.disks.get(device or self.device or "")
             return per_device[key[5:]] if per_device else self.empty
+        if key.startswith("dbload."):
+            return self.dbload.buffer(key.removeprefix("dbload."))
         return self.host[key]
 
     def add_sample(self, sample: TelemetryPoint) -> bool:
@@ -251,6 +257,8 @@ class HostSeries:
                 buffer.clear()
         self.markers.clear()
         self.samples = 0
+        for buffer in self.dbload.buffers.values():
+            buffer.clear()
 
     # -- events ----------------------------------------------------------------------------------
 

@@ -107,3 +107,30 @@ def test_compare_tab_draws_each_servers_stored_seconds(make_window, workbench, q
         assert charts.drawn(charts.throughput_items[label])[1] == [
             v for r in stored if r.metric == "ops_per_s" for v in r.metadata["per_second"]]
     assert "455" in tab.view.table.figure("bare-metal", "dbload:best.ops_per_s")
+
+
+def test_the_overlay_shows_each_hosts_load_in_its_colour(qtbot) -> None:
+    from widgets.dashboard import MODE_OVERLAY
+
+    dashboard = Dashboard(mode=MODE_OVERLAY)
+    qtbot.addWidget(dashboard)
+    for host in ("db-a", "db-b"):
+        dashboard.add_host(host)
+    ticks = {host: [_tick(n, 0, 1 + index) for n in range(1, 6)] for index, host in enumerate(("db-a", "db-b"))}
+    for n in range(5):
+        for host in ticks:
+            dashboard.add_event(host, ticks[host][n])
+    overlay = dashboard.overlay
+    index = 0
+    overlay.set_metric(index, "dbload.ops.total")
+    dashboard.show()
+    qtbot.waitExposed(dashboard)
+    dashboard.frame()
+    plot = overlay.plots[index]
+    for host, sent in ticks.items():
+        _xs, drawn = plot.curve(host).getData()
+        assert list(drawn) == [t["ops"]["read"] + t["ops"]["write"] for t in sent]
+    overlay.set_metric(index, "dbload.p99.max")
+    dashboard.frame()
+    _xs, slowest = overlay.plots[index].curve("db-b").getData()
+    assert list(slowest) == [max(t["lat_ms"][op]["p99"] for op in ("read", "write")) for t in ticks["db-b"]]
