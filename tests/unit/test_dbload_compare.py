@@ -110,3 +110,15 @@ def test_another_tool_version_is_a_caveat_beside_the_load_figures(workbench) -> 
     [caveat] = [c for c in comparison.between if c.tag == "tools differ"]
     assert "pgbench 15.19 on db-old; pgbench 16.4 on db-new" in caveat.text
     assert "dbload:best.ops_per_s" in caveat.keys
+
+
+def test_throughput_per_price_when_the_servers_have_prices(two) -> None:
+    from storage.records import HostPrice
+
+    bench, ids = two
+    prices = {"bare-metal": HostPrice(91.0, "EUR"), "cloud-vm": HostPrice(187.0, "EUR")}
+    comparison = gather(bench, list(ids.values()), prices=prices).comparison
+    best = "dbload:best.ops_per_s"
+    [column] = [m for m in comparison.metrics if m.key.startswith(best) and m.key != best]
+    cells = dict((row.label, cell.value) for row, cell in comparison.column(column.key))
+    assert cells["bare-metal"] == pytest.approx(455.0 / 91.0) and cells["cloud-vm"] == pytest.approx(374.0 / 187.0)
