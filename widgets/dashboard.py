@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.dbload_live import TICK as DBLOAD_TICK
+from widgets.dbload_series import TICK as DBLOAD_TICK
 from widgets.host_colours import colours_by_host
 from widgets.host_panel import UTIL_HINT, Caption, HostPanel
 from widgets.host_series import HostSeries

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from widgets.dbload_live import DbLoadSeries
+from widgets.dbload_series import DbLoadSeries
 from widgets.ring_buffer import RingBuffer
 from widgets.run_data import RunState
 from widgets.telemetry_data import TelemetryPoint
