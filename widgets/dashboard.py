@@ -279,6 +279,8 @@ class Dashboard(QWidget):
         if event.get("type") == DBLOAD_TICK:
             self._dbload_tick(host, series, event)
             return
+        if event.get("type") == "plan" and series.dbload.take_plan(event):
+            self._update_dbload(host)
         if event.get("type") in ("phase_start", "phase_end", "marker") and isinstance(event.get("t"), (int, float)):
             self.session_clock.place(series, float(event["t"]), 0.0)
         disk = series.test_disk(event)
@@ -304,6 +306,11 @@ class Dashboard(QWidget):
             panel.show_dbload()
             if fresh:
                 self._netfs_update(host)
+
+    def _update_dbload(self, host: str) -> None:
+        panel = self.panels.built.get(host)
+        if panel is not None and panel.dbload is not None:
+            panel.dbload.update_from_series()
 
     def set_dbload_steps(self, host: str, steps: int) -> None:
         """How many steps the host's database load runs (its clients list), for "step 4 of 6"."""

@@ -22,7 +22,8 @@ HEIGHT_PX = 220
 KNEE_COLOUR = "#d9483b"
 TOTAL_COLOUR = "#1f2933"
 # each operation its own colour in a single run's charts (hosts' colours are for servers)
-OP_COLOURS = {"txn": "#2f6db5", "read": "#2f6db5", "get": "#2f6db5", "write": "#d9822b", "set": "#d9822b",
+TXN = "txn"           # pgbench and sysbench count whole transactions: the total, drawn as such
+OP_COLOURS = {"txn": TOTAL_COLOUR, "read": "#2f6db5", "get": "#2f6db5", "write": "#d9822b", "set": "#d9822b",
               "other": "#8e6bbf"}
 FALLBACK_OP = "#4c9f70"
 
@@ -119,7 +120,9 @@ class DbLoadCharts(QWidget):
     def _replace(self, plot: pg.PlotWidget, items: dict, key: str, line: Line, colour: str,
                  width: float = 1.5, dashed: bool = False) -> None:
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-        item = pg.PlotDataItem(list(line[0]), list(line[1]), pen=pg.mkPen(colour, width=width, style=style))
+        # a second the tool did not report is a gap in the line, not a fall to zero
+        item = pg.PlotDataItem(list(line[0]), list(line[1]), pen=pg.mkPen(colour, width=width, style=style),
+                               connect="finite")
         plot.addItem(item)
         items[key] = item
 
@@ -132,11 +135,13 @@ class DbLoadCharts(QWidget):
         self._clear(self.throughput_plot, self.throughput_items)
         if self.single:
             run = self.runs[0]
+            several = len(run.by_op) > 1
             for op, line in run.by_op.items():
-                if len(run.by_op) > 1:
+                # the transactions are the total (the queries inside them are the other lines)
+                if several and op != TXN:
                     self._replace(self.throughput_plot, self.throughput_items, op, line, op_colour(op))
             self._replace(self.throughput_plot, self.throughput_items, "total", run.throughput,
-                          TOTAL_COLOUR if len(run.by_op) > 1 else self.colours[run.label], width=2.0)
+                          TOTAL_COLOUR if several else self.colours[run.label], width=2.0)
         else:
             for run in self.runs:
                 self._replace(self.throughput_plot, self.throughput_items, run.label, run.throughput,
@@ -146,8 +151,10 @@ class DbLoadCharts(QWidget):
     def _draw_p99(self) -> None:
         self._clear(self.p99_plot, self.p99_items)
         if self.single:
-            for op, line in self.runs[0].p99.items():
-                self._replace(self.p99_plot, self.p99_items, op, line, op_colour(op))
+            run = self.runs[0]
+            for op, line in run.p99.items():
+                colour = op_colour(op) if len(run.p99) > 1 else self.colours[run.label]
+                self._replace(self.p99_plot, self.p99_items, op, line, colour)
             title = "p99 latency per second, by operation"
         else:
             op = self.op_picker.currentText()
@@ -215,9 +222,11 @@ class DbLoadCharts(QWidget):
         swatch = "<span style='color:{}'>&#9632;</span>&nbsp;{}"
         if self.single:
             run = self.runs[0]
-            keys = [swatch.format(op_colour(op), escape(op)) for op in run.p99] if len(run.p99) > 1 else []
+            ops = [op for op in dict.fromkeys([*run.by_op, *run.p99]) if op != TXN or TXN in run.p99]
+            keys = [swatch.format(op_colour(op), escape(op)) for op in ops if op != TXN] if len(ops) > 1 else []
             if len(run.by_op) > 1:
-                keys.insert(0, swatch.format(TOTAL_COLOUR, "total"))
+                total = "txn (total)" if TXN in run.by_op else "total"
+                keys.insert(0, swatch.format(TOTAL_COLOUR, total))
             self.legend.setText("&nbsp;&nbsp;&nbsp;".join(keys))
             self.legend.setVisible(bool(keys))
         else:

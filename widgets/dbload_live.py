@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from widgets.dbload_series import TICK, TOTAL, DbLoadSeries
+from widgets.dbload_series import TICK, TOTAL, TXN, DbLoadSeries
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
 
 __all__ = ["TICK", "DbLoadPanel", "DbLoadSeries"]
@@ -68,7 +68,8 @@ class DbLoadPanel(QWidget):
         """New operations get their curves; the step and the newest figures are said in the two lines."""
         if self._known != self.series.version:
             self._known = self.series.version
-            several = len(self.series.ops) > 1
+            # the transactions are the total where the tool counts them; else the operations' sum is drawn too
+            several = len(self.series.ops) > 1 and TXN not in self.series.ops
             if several and TOTAL not in self.ops_plot.curve_keys():
                 self.ops_plot.add_curve(TOTAL, TOTAL, self.ops_plot.colours.ink, self.series.buffer(f"ops.{TOTAL}"))
             for index, op in enumerate(self.series.ops):

@@ -13,6 +13,7 @@ from widgets.ring_buffer import RingBuffer
 
 TICK = "dbload_tick"
 TOTAL = "total"
+TXN = "txn"
 
 
 def _number(value: Any) -> float | None:
@@ -54,7 +55,10 @@ class DbLoadSeries:
             self._know(str(op))
             self.buffer(f"ops.{op}").append(x, value)
             total += value
-        self.buffer(f"ops.{TOTAL}").append(x, total)
+        # "txn" is the tool's own count of whole transactions (pgbench, sysbench): the others are the queries
+        # inside them, so the total is the transactions, as the stored figure counts it
+        txn = _number(ops.get(TXN))
+        self.buffer(f"ops.{TOTAL}").append(x, txn if txn is not None else total)
         slowest = None
         for op, figures in lat.items():
             p99 = _number(figures.get("p99")) if isinstance(figures, Mapping) else None
@@ -77,8 +81,8 @@ class DbLoadSeries:
 
     @property
     def active(self) -> bool:
-        """The host runs a database load: a second came, or the workbench said how many steps it has."""
-        return self.ticks > 0 or self.total_steps is not None
+        """The host runs a database load: its first second came (a plan alone may be another test's)."""
+        return self.ticks > 0
 
     def _know(self, op: str) -> None:
         if op not in self.ops:
@@ -86,19 +90,27 @@ class DbLoadSeries:
             self.version += 1
 
     def step_text(self) -> str:
-        """ "8 clients, step 4 of 6, second 7" (the step as a reader counts: from 1)."""
+        """ "8 clients, step 4 of 6, second 7" (the agent numbers its steps from 1)."""
         if self.step is None:
             return "waiting for the first second"
         who = f"{self.clients} client{'s' if self.clients != 1 else ''}" if self.clients is not None else "step"
         of = f" of {self.total_steps}" if self.total_steps else ""
-        return f"{who}, step {self.step + 1}{of}, second {self.second}"
+        return f"{who}, step {self.step}{of}, second {self.second}"
+
+    def take_plan(self, event: Mapping[str, Any]) -> bool:
+        """The run's plan names its steps ("step1" ... "stepN"): how many there are; True when it said."""
+        phases = event.get("phases") if isinstance(event.get("phases"), list) else []
+        steps = [p for p in phases if isinstance(p, Mapping) and str(p.get("phase") or "").startswith("step")]
+        if steps:
+            self.total_steps = len(steps)
+        return bool(steps)
 
     def now_text(self) -> str:
         """The newest second: total ops/s, each operation's p99, errors so far, the tool."""
         parts = []
         total = self.buffers.get(f"ops.{TOTAL}")
         if total is not None and total.last_value is not None:
-            parts.append(f"{total.last_value:,.0f} ops/s")
+            parts.append(f"{total.last_value:,.0f} {'txn' if TXN in self.ops else 'ops'}/s")
         for op in self.ops:
             p99 = self.buffers.get(f"p99.{op}")
             if p99 is not None and p99.last_value is not None:

@@ -11,21 +11,21 @@ from app.catalogue.model import HIGHER, LOWER, MetricSpec
 
 # the run dialog's order and names
 MENU_LABELS = {"disk": "Disk", "cpu": "CPU", "idle": "Idle (demo)", "mailstorm": "Mail storm",
-               "restore": "Restore (PostgreSQL)", "shared-storage": "Shared storage (many clients)",
-               "dbload": "Database load (PostgreSQL, MySQL, Redis)"}
-# tests described here that an older agent may not carry yet: left out of the dialog and the command line
-# until the agent defines them, while stored runs of them still compare and report
-AGENT_OPTIONAL = frozenset({"dbload"})
+               "restore": "Restore (PostgreSQL)", "dbload": "Database load (pgbench, sysbench, Redis)",
+               "shared-storage": "Shared storage (many clients)"}
 # names in tables, headings and the report ("monitor" is a stored run that is not a test)
 TEST_LABELS = {"disk": "Disk", "cpu": "CPU", "mailstorm": "Mail storm", "restore": "Restore", "idle": "Idle",
-               "monitor": "Monitor", "shared-storage": "Shared storage",
-               "dbload": "Database load"}
+               "dbload": "Database load",
+               "monitor": "Monitor", "shared-storage": "Shared storage"}
 # the agent's disk job names (remote/agent/bench_disk.py) as a reader names them, in the order a reader expects
 JOB_LABELS = {"randread_4k": "Random read 4 KiB", "randread_1m": "Random read 1 MiB",
               "syncwrite_4k": "Sync write 4 KiB", "syncwrite_1m": "Sync write 1 MiB",
               "seqread_1m": "Sequential read 1 MiB", "seqwrite_1m": "Sequential write 1 MiB"}
 # the tests of the disk test that run a series of jobs, as the run dialog names them
 SERIES_LABELS = {"sweep": "Concurrency sweep", "readahead": "Read-ahead sweep (root)"}
+# tests described here that an older agent may not carry yet: left out of the dialog and the command line
+# until the agent defines them, while stored runs of them still compare and report
+AGENT_OPTIONAL = frozenset({"dbload"})
 JOB_HELP = {"readahead": "Sequential reads at several read-ahead sizes; needs root, full preset only. "
                          "The original value is restored afterwards."}
 
@@ -80,14 +80,14 @@ COMPARED: tuple[MetricSpec, ...] = (
     MetricSpec("restore:restore_j1.total_s", "restore", "Restore -j 1", "s", LOWER),
     MetricSpec("restore:restore_jN.total_s", "restore", "Restore -j N", "s", LOWER, headline=True),
     MetricSpec("restore:file_restore.total_s", "restore", "File-level restore", "s", LOWER, headline=True),
+    MetricSpec("dbload:" + DBLOAD_BEST, "dbload", "Database load, best step", "ops/s", HIGHER, headline=True,
+               derived=True),
+    # each operation's p99 in that step (app/summary/dbload_series.py), judged only at the same clients
+    *(MetricSpec(f"dbload:best.{op}_p99_ms", "dbload", f"{op} p99", "ms", LOWER, derived=True)
+      for op in DBLOAD_OPS),
     # the TOTAL run of a shared-storage sweep: the highest total of its steps (app/engine/shared_run.py)
     MetricSpec("shared-storage:sweep.best_ops", "shared-storage", "Shared storage, best total", "op/s", HIGHER,
                headline=True),
-    # a database load sweep: its best step (app/summary/dbload_series.py), the p99 of each operation there
-    MetricSpec("dbload:" + DBLOAD_BEST, "dbload", "Database load, best step", "ops/s", HIGHER, headline=True,
-               derived=True),
-    *(MetricSpec(f"dbload:best.{op}_p99_ms", "dbload", f"{op} p99", "ms", LOWER, derived=True)
-      for op in DBLOAD_OPS),
 )
 
 

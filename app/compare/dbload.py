@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.compare.overlay import AlignedSeries
-from app.summary.dbload_curves import DbLoadRun, curves_of
 from app.summary.dbload_series import DBLOAD, dbload_of
+from app.summary.load_curves import DbLoadRun, curves_of
 
 __all__ = ["OPS_OVERLAY", "P99_OVERLAY", "DbLoadRun", "curves_of", "dbload_runs", "overlays_of"]
 

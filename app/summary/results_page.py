@@ -13,9 +13,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from app.summary.base import MISSING, Table
-from app.summary.dbload_curves import DbLoadRun, curves_of
-from app.summary.dbload_page import dbload_lines, dbload_table
-from app.summary.dbload_series import dbload_of
 from app.summary.disk_cpu import (
     CPU_KERNELS,
     LATENCIES,
@@ -29,6 +26,7 @@ from app.summary.disk_cpu import (
     job_label,
     sweep_knee,
 )
+from app.summary.load_curves import run_curves
 from app.summary.mail_series import mail_series
 from app.summary.services import (
     FILE_LEVEL_LABEL,
@@ -93,10 +91,7 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
     tests = {sample.test for sample in results}
     jobs = disk_jobs(results, reading_order=True)
     latency: tuple[BarChart, ...] = ()
-    load = dbload_of(results)
-    if load is not None:
-        table, lines = dbload_table(load), tuple(dbload_lines(load))
-    elif tests & {"mailstorm", "restore"}:
+    if tests & {"mailstorm", "restore"}:
         badges = _service_badges(results)
         lines = tuple(mail_lines(results) + restore_lines(results)
                       + ["Consistency, " + line for line in consistency_lines(results)])
@@ -116,8 +111,7 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
     return ResultsPage(run_id=run.id, host_name=run.host_name, test=run.test, status=str(run.status),
                        subtitle=subtitle, badges=badges, warnings=tuple(caveats(results, warnings)),
                        summary_lines=lines, table=table, latency=latency, sweep=_sweep(results),
-                       mail=mail_series(results),
-                       dbload=curves_of(DbLoadRun(run.host_name, run.id, load)) if load is not None else None)
+                       mail=mail_series(results), dbload=run_curves(run.host_name, run.id, results))
 
 
 # -- tables ----------------------------------------------------------------------------------------

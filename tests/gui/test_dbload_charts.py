@@ -27,8 +27,10 @@ def test_live_ticks_are_drawn_as_they_came_with_the_step_named(qtbot) -> None:
     qtbot.addWidget(dashboard)
     dashboard.resize(1200, 900)
     dashboard.add_host("db-client")
-    dashboard.set_dbload_steps("db-client", 6)
-    ticks = [_tick(n, n // 5, (1, 2, 4)[n // 5]) for n in range(1, 13)]
+    # the agent's plan names its steps: "step 3 of 6" counts them
+    dashboard.add_event("db-client", {"type": "plan", "t": T0, "phases": [{"phase": "load"}] + [
+        {"phase": f"step{i}", "label": f"{c} clients"} for i, c in enumerate((1, 2, 4, 8, 16, 32), start=1)]})
+    ticks = [_tick(n, n // 5 + 1, (1, 2, 4)[n // 5]) for n in range(1, 13)]
     for tick in ticks:
         dashboard.add_event("db-client", tick)
     dashboard.show()
@@ -50,11 +52,30 @@ def test_live_ticks_are_drawn_as_they_came_with_the_step_named(qtbot) -> None:
     assert list(errors) == [t["errors"] for t in ticks]
 
 
+def test_sysbench_transactions_are_the_total_and_its_queries_beside_them(qtbot) -> None:
+    dashboard = Dashboard()
+    qtbot.addWidget(dashboard)
+    dashboard.add_host("mysql-client")
+    dashboard.set_dbload_steps("mysql-client", 4)    # from the run's clients list, before the plan comes
+    ticks = [dict(_tick(n, 1, 8), ops={"read": 1400 + n, "write": 400, "other": 200, "txn": 100 + n})
+             for n in range(1, 6)]
+    for tick in ticks:
+        dashboard.add_event("mysql-client", tick)
+    dashboard.show()
+    qtbot.waitExposed(dashboard)
+    dashboard.frame()
+    panel = dashboard.panels["mysql-client"].dbload
+    assert "total" not in panel.ops_plot.curve_keys()
+    assert list(panel.ops_plot.curve("txn").getData()[1]) == [t["ops"]["txn"] for t in ticks]
+    assert panel.now_label.text().startswith("105 txn/s")
+    assert panel.step_label.text().endswith("8 clients, step 1 of 4, second 1")
+
+
 def test_stored_runs_one_line_per_server_and_the_knee_ringed(qtbot) -> None:
     charts = DbLoadCharts()
     qtbot.addWidget(charts)
-    bare = dbload_results(BARE, False, knee=3)
-    cloud = dbload_results(CLOUD, True, knee=2)
+    bare = dbload_results(BARE, False, knee=4)
+    cloud = dbload_results(CLOUD, True, knee=4)
     runs = [curves_of(DbLoadRun("bare-metal", 1, dbload_of(bare))), curves_of(DbLoadRun("cloud-vm", 2,
                                                                                         dbload_of(cloud)))]
     charts.set_runs(runs)
@@ -69,8 +90,8 @@ def test_stored_runs_one_line_per_server_and_the_knee_ringed(qtbot) -> None:
         assert charts.throughput_items[label].opts["pen"].color().name() == host_colour(label, ["bare-metal",
                                                                                                  "cloud-vm"])
     ring = charts.knee_items["cloud-vm"].getData()
-    assert (list(ring[0]), list(ring[1])) == ([2.0], [[r.value for r in cloud if r.metric == "ops_per_s"][2]])
-    assert "knee at 4 clients" in charts.caption.text() and "knee at 8 clients" in charts.caption.text()
+    assert (list(ring[0]), list(ring[1])) == ([3.0], [[r.value for r in cloud if r.metric == "ops_per_s"][3]])
+    assert "best at 4 clients; knee at 8 clients" in charts.caption.text()
 
 
 def test_one_run_draws_each_operation_and_the_total() -> None:

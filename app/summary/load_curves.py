@@ -1,9 +1,11 @@
 """A stored database-load run as the charts draw it (widgets.dbload_data): exactly its per-second lists."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from app.summary.dbload_series import DbLoad
+from app.summary.dbload_series import DbLoad, dbload_of
 from widgets.dbload_data import DbLoadCurves, DbLoadSweep
 
 
@@ -29,3 +31,9 @@ def curves_of(run: DbLoadRun) -> DbLoadCurves:
         sweep=DbLoadSweep(tuple(s.clients for s in load.steps), tuple(s.ops for s in load.steps),
                           knee.clients if knee is not None else None, load.knee_text()),
         best=best.label if best is not None else "")
+
+
+def run_curves(label: str, run_id: int, results: Sequence[Any]) -> DbLoadCurves | None:
+    """A stored run's curves (None when it holds no database load step)."""
+    load = dbload_of(results)
+    return curves_of(DbLoadRun(label, run_id, load)) if load is not None else None
