@@ -56,6 +56,9 @@ class DbLoadCharts(QWidget):
         self.op_picker.setObjectName("dbloadOpPicker")
         self.op_picker.setToolTip("The operation whose p99 latency per second is drawn, one line per server")
         self.throughput_plot = _plot("Operations per second", "ops/s", "seconds since the first step began")
+        # sysbench: its queries by kind run 10-20x its transactions: on their own chart, not flattening those
+        self.queries_plot = _plot("Queries per second, by kind", "queries/s", "seconds since the first step began")
+        self.queries_items: dict[str, pg.PlotDataItem] = {}
         self.p99_plot = _plot("p99 latency per second", "ms", "seconds since the first step began")
         self.sweep_plot = _plot("Sweep: ops/s by clients", "ops/s", "clients")
         self.sweep_plot.setToolTip("Each step's throughput: the median of its per-second totals; the ring marks "
@@ -69,6 +72,7 @@ class DbLoadCharts(QWidget):
         charts = QHBoxLayout()
         charts.setContentsMargins(0, 0, 0, 0)
         charts.addWidget(self.throughput_plot, 3)
+        charts.addWidget(self.queries_plot, 3)
         charts.addWidget(self.p99_plot, 3)
         charts.addWidget(self.sweep_plot, 2)
         layout = QVBoxLayout(self)
@@ -133,20 +137,28 @@ class DbLoadCharts(QWidget):
 
     def _draw_throughput(self) -> None:
         self._clear(self.throughput_plot, self.throughput_items)
+        self._clear(self.queries_plot, self.queries_items)
+        queries = False
         if self.single:
             run = self.runs[0]
-            several = len(run.by_op) > 1
+            queries = TXN in run.by_op and len(run.by_op) > 1
+            several = len(run.by_op) > 1 and not queries
             for op, line in run.by_op.items():
-                # the transactions are the total (the queries inside them are the other lines)
-                if several and op != TXN:
+                if queries and op != TXN:   # the queries inside the transactions, on their own chart
+                    self._replace(self.queries_plot, self.queries_items, op, line, op_colour(op))
+                elif several:
                     self._replace(self.throughput_plot, self.throughput_items, op, line, op_colour(op))
             self._replace(self.throughput_plot, self.throughput_items, "total", run.throughput,
                           TOTAL_COLOUR if several else self.colours[run.label], width=2.0)
+            self.throughput_plot.setTitle(f"<span style='color:{INK}; font-size:9pt'>"
+                                          f"{'Transactions' if TXN in run.by_op else 'Operations'} per second</span>")
+            self._fit(self.queries_plot, self.queries_items)
         else:
             for run in self.runs:
                 self._replace(self.throughput_plot, self.throughput_items, run.label, run.throughput,
                               self.colours[run.label])
         self._fit(self.throughput_plot, self.throughput_items)
+        self.queries_plot.setVisible(queries)
 
     def _draw_p99(self) -> None:
         self._clear(self.p99_plot, self.p99_items)
@@ -155,7 +167,8 @@ class DbLoadCharts(QWidget):
             for op, line in run.p99.items():
                 colour = op_colour(op) if len(run.p99) > 1 else self.colours[run.label]
                 self._replace(self.p99_plot, self.p99_items, op, line, colour)
-            title = "p99 latency per second, by operation"
+            ops = list(run.p99)
+            title = f"p99 latency per second, {ops[0]}" if len(ops) == 1 else "p99 latency per second, by operation"
         else:
             op = self.op_picker.currentText()
             for run in self.runs:
@@ -173,7 +186,8 @@ class DbLoadCharts(QWidget):
         index = {c: i for i, c in enumerate(clients)}
         self.sweep_plot.getAxis("bottom").setTicks([[(i, str(c)) for c, i in index.items()]])
         for run in self.runs:
-            colour = self.colours[run.label] if not self.single or len(run.by_op) <= 1 else TOTAL_COLOUR
+            total = self.throughput_items.get("total") if self.single else None   # the sweep is of that line
+            colour = total.opts["pen"].color().name() if total is not None else self.colours[run.label]
             xs = [float(index[c]) for c in run.sweep.clients]
             item = pg.PlotDataItem(xs, list(run.sweep.ops), pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=6,
                                    symbolBrush=colour, symbolPen=None)
@@ -191,7 +205,7 @@ class DbLoadCharts(QWidget):
 
     def _draw_steps(self) -> None:
         for line in self._step_lines:
-            for plot in (self.throughput_plot, self.p99_plot):
+            for plot in (self.throughput_plot, self.queries_plot, self.p99_plot):
                 if line.scene() is plot.scene():
                     plot.removeItem(line)
         self._step_lines = []
@@ -199,7 +213,7 @@ class DbLoadCharts(QWidget):
             return
         # the first run's steps; with several servers their sweeps normally share the steps
         for x, label in self.runs[0].steps[1:]:
-            for plot in (self.throughput_plot, self.p99_plot):
+            for plot in (self.throughput_plot, self.queries_plot, self.p99_plot):
                 line = pg.InfiniteLine(pos=x, angle=90, movable=False,
                                        pen=pg.mkPen(MUTED, width=1, style=Qt.PenStyle.DotLine))
                 line.setToolTip(f"{label} from here")
@@ -222,11 +236,11 @@ class DbLoadCharts(QWidget):
         swatch = "<span style='color:{}'>&#9632;</span>&nbsp;{}"
         if self.single:
             run = self.runs[0]
-            ops = [op for op in dict.fromkeys([*run.by_op, *run.p99]) if op != TXN or TXN in run.p99]
-            keys = [swatch.format(op_colour(op), escape(op)) for op in ops if op != TXN] if len(ops) > 1 else []
-            if len(run.by_op) > 1:
-                total = "txn (total)" if TXN in run.by_op else "total"
-                keys.insert(0, swatch.format(TOTAL_COLOUR, total))
+            ops = [op for op in dict.fromkeys([*run.by_op, *run.p99]) if op != TXN]
+            keys = [swatch.format(op_colour(op), escape(op)) for op in ops] if len(run.by_op) > 1 or len(run.p99) > 1 \
+                else []
+            if len(run.by_op) > 1 and TXN not in run.by_op:
+                keys.insert(0, swatch.format(TOTAL_COLOUR, "total"))
             self.legend.setText("&nbsp;&nbsp;&nbsp;".join(keys))
             self.legend.setVisible(bool(keys))
         else:

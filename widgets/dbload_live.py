@@ -38,23 +38,28 @@ class DbLoadPanel(QWidget):
         self.ops_plot.set_y_label("ops/s")
         self.p99_plot = LivePlot("p99 latency per second", group=group, short_title="p99 ms")
         self.p99_plot.set_y_label("p99 (ms)")
+        # sysbench's queries by kind run 10-20x its transactions: their own chart, shown when they come
+        self.queries_plot = LivePlot("Queries per second, by kind", group=group, short_title="queries/s")
+        self.queries_plot.set_y_label("queries/s")
+        self.queries_plot.hide()
         self.errors_plot = LivePlot("Errors and retries per second", group=group, short_title="errors/s",
                                     y_min_top=2.0)
         self.errors_plot.set_y_label("per second")
         self.errors_plot.add_curve("errors", "errors", ERRORS_COLOUR, series.buffer("errors"))
         self.errors_plot.add_curve("retries", "retries", RETRIES_COLOUR, series.buffer("retries"), dashed=True)
-        self.plots = {"ops": self.ops_plot, "p99": self.p99_plot, "errors": self.errors_plot}
+        self.plots = {"ops": self.ops_plot, "queries": self.queries_plot, "p99": self.p99_plot,
+                      "errors": self.errors_plot}
         for plot in self.plots.values():
             plot.setMinimumHeight(PLOT_MIN_HEIGHT)
         grid = QGridLayout()
         grid.setSpacing(4)
         # one row: the errors chart is mostly a flat zero and needs less width than the other two
         grid.addWidget(self.ops_plot, 0, 0)
-        grid.addWidget(self.p99_plot, 0, 1)
-        grid.addWidget(self.errors_plot, 0, 2)
-        grid.setColumnStretch(0, 2)
-        grid.setColumnStretch(1, 2)
-        grid.setColumnStretch(2, 1)
+        grid.addWidget(self.queries_plot, 0, 1)
+        grid.addWidget(self.p99_plot, 0, 2)
+        grid.addWidget(self.errors_plot, 0, 3)
+        for column, stretch in enumerate((2, 2, 2, 1)):
+            grid.setColumnStretch(column, stretch)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -69,16 +74,34 @@ class DbLoadPanel(QWidget):
         if self._known != self.series.version:
             self._known = self.series.version
             # the transactions are the total where the tool counts them; else the operations' sum is drawn too
-            several = len(self.series.ops) > 1 and TXN not in self.series.ops
+            queries = TXN in self.series.ops and len(self.series.ops) > 1
+            several = len(self.series.ops) > 1 and not queries
             if several and TOTAL not in self.ops_plot.curve_keys():
                 self.ops_plot.add_curve(TOTAL, TOTAL, self.ops_plot.colours.ink, self.series.buffer(f"ops.{TOTAL}"))
-            for index, op in enumerate(self.series.ops):
-                colour = self._op_colour(index)
-                for plot, key in ((self.ops_plot, "ops"), (self.p99_plot, "p99")):
-                    if op not in plot.curve_keys():
-                        plot.add_curve(op, op, colour, self.series.buffer(f"{key}.{op}"), dashed=index == 1)
+            for op in self._ordered():
+                counted = self.queries_plot if queries and op != TXN else self.ops_plot
+                if op not in counted.curve_keys():
+                    index = self._index(op, counted)
+                    counted.add_curve(op, op, self._op_colour(index), self.series.buffer(f"ops.{op}"),
+                                      dashed=index == 1)
+                if op not in self.p99_plot.curve_keys() and len(self.series.buffer(f"p99.{op}")):
+                    index = self._index(op, self.p99_plot)
+                    self.p99_plot.add_curve(op, op, self._op_colour(index), self.series.buffer(f"p99.{op}"),
+                                            dashed=index == 1)
+            self.queries_plot.setVisible(queries)
+            if TXN in self.series.ops and self.ops_plot.title != "Transactions per second":
+                self.ops_plot.set_title("Transactions per second", "txn/s")
         self.step_label.setText(f"<b>Database load</b> — {self.series.step_text()}")
         self.now_label.setText(self.series.now_text())
+
+    def _ordered(self) -> list[str]:
+        """The transactions first (the host's own colour), then the operations as they came."""
+        return sorted(self.series.ops, key=lambda op: op != TXN)
+
+    def _index(self, op: str, plot: LivePlot) -> int:
+        """The op's place among the curves of its chart (a curve about to be added: after them)."""
+        keys = [k for k in plot.curve_keys() if k != TOTAL]
+        return keys.index(op) if op in keys else len(keys)
 
     def _op_colour(self, index: int) -> str:
         return self.colour if index == 0 else self.ops_plot.colours.companion(self.colour) if index == 1 else THIRD
@@ -86,10 +109,10 @@ class DbLoadPanel(QWidget):
     def set_colour(self, colour: str) -> None:
         """The host's colour changed (hosts were added): its operations' curves follow."""
         self.colour = colour
-        for index, op in enumerate(self.series.ops):
-            for plot in (self.ops_plot, self.p99_plot):
-                if op in plot.curve_keys():
-                    plot.set_curve_colour(op, self._op_colour(index))
+        for plot in (self.ops_plot, self.queries_plot, self.p99_plot):
+            for op in plot.curve_keys():
+                if op != TOTAL:
+                    plot.set_curve_colour(op, self._op_colour(self._index(op, plot)))
 
     def set_time(self, mode: str, origin: float | None) -> None:
         for plot in self.plots.values():

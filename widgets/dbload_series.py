@@ -64,6 +64,8 @@ class DbLoadSeries:
             p99 = _number(figures.get("p99")) if isinstance(figures, Mapping) else None
             if p99 is not None:
                 self._know(str(op))
+                if not len(self.buffer(f"p99.{op}")):
+                    self.version += 1     # its first p99: the panel adds the curve
                 self.buffer(f"p99.{op}").append(x, p99)
                 slowest = p99 if slowest is None else max(slowest, p99)
         if slowest is not None:

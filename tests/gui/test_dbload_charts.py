@@ -65,8 +65,11 @@ def test_sysbench_transactions_are_the_total_and_its_queries_beside_them(qtbot) 
     qtbot.waitExposed(dashboard)
     dashboard.frame()
     panel = dashboard.panels["mysql-client"].dbload
-    assert "total" not in panel.ops_plot.curve_keys()
+    assert panel.ops_plot.curve_keys() == ["txn"] and panel.ops_plot.title == "Transactions per second"
     assert list(panel.ops_plot.curve("txn").getData()[1]) == [t["ops"]["txn"] for t in ticks]
+    # the queries inside the transactions (10-20x as many) on their own chart
+    assert panel.queries_plot.isVisibleTo(panel) and panel.queries_plot.curve_keys() == ["read", "write", "other"]
+    assert list(panel.queries_plot.curve("read").getData()[1]) == [t["ops"]["read"] for t in ticks]
     assert panel.now_label.text().startswith("105 txn/s")
     assert panel.step_label.text().endswith("8 clients, step 1 of 4, second 1")
 
@@ -103,6 +106,18 @@ def test_one_run_draws_each_operation_and_the_total() -> None:
     _xs, reads = charts.drawn(charts.throughput_items["read"])
     assert reads == [v for r in results if r.metric == "ops_per_s" for v in r.metadata["per_second_by_op"]["read"]]
     assert "no knee within the sweep" in charts.caption.text()
+    assert charts.queries_plot.isHidden()
+    charts.deleteLater()
+
+
+def test_sysbench_stored_transactions_and_their_queries_apart() -> None:
+    results = dbload_results(BARE, False, engine="sysbench 1.0.20", knee=4, sysbench=True)
+    charts = DbLoadCharts()
+    charts.set_runs([curves_of(DbLoadRun("db-01", 1, dbload_of(results)))])
+    assert set(charts.throughput_items) == {"total"} and set(charts.queries_items) == {"read", "write", "other"}
+    assert charts.drawn(charts.throughput_items["total"])[1] == [v for r in results if r.metric == "ops_per_s"
+                                                                 for v in r.metadata["per_second"]]
+    assert not charts.queries_plot.isHidden()
     charts.deleteLater()
 
 
