@@ -59,7 +59,7 @@ def engine_text(meta: Mapping[str, Any]) -> str:
 
 SWEEP_BEST = "sweep_best.iops"   # derived: the highest IOPS of the concurrency sweep
 DBLOAD_BEST = "best.ops_per_s"   # derived: the database load step with the highest throughput
-DBLOAD_OPS = ("txn", "read", "write", "other", "get", "set")   # the agent's operation names, by tool
+DBLOAD_OPS = ("txn", "get", "set")   # the operations whose latency the tools report (pgbench, sysbench: txn)
 
 # the figures a comparison puts side by side, in the order of its columns
 COMPARED: tuple[MetricSpec, ...] = (
