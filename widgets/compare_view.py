@@ -15,9 +15,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from widgets.compare_bars import CompareBars
-from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView
+from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView, row_colours
 from widgets.compare_overlay import CompareOverlay
 from widgets.compare_table import BASELINE_MARK, BEST_MARK, CAVEAT_MARK, CompareTable
+from widgets.dbload_charts import DbLoadCharts
+from widgets.dbload_data import DbLoadCurves
 from widgets.plot_items import MUTED, escape
 
 NO_BASELINE = "No baseline"
@@ -89,6 +91,8 @@ class ComparisonView(QWidget):
         self.caveats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.bars = CompareBars()
         self.overlay = CompareOverlay(overlays)
+        self.dbload_section = _section("Database load over time and by clients")
+        self.dbload = DbLoadCharts()
         self.content = QWidget()
         body = QVBoxLayout(self.content)
         body.setContentsMargins(0, 0, 0, 0)
@@ -105,6 +109,8 @@ class ComparisonView(QWidget):
         body.addWidget(self.caveats_label)
         body.addWidget(_section("Figures side by side"))
         body.addWidget(self.bars)
+        body.addWidget(self.dbload_section)
+        body.addWidget(self.dbload)
         body.addWidget(_section("Telemetry during the tests"))
         body.addWidget(self.overlay)
         page = QWidget()
@@ -151,6 +157,14 @@ class ComparisonView(QWidget):
     def set_overlays(self, curves: Sequence[SeriesView]) -> None:
         self.overlay.set_overlays(curves)
 
+    def set_dbload(self, runs: Sequence[DbLoadCurves]) -> None:
+        """The database-load runs of the comparison, one line per server in its row's colour."""
+        colours = row_colours(self.comparison.rows) if self.comparison is not None else {}
+        # a row with several tests labels its run "db-01 (dbload)": the row's colour still
+        self.dbload.set_runs(runs, {run.label: colours.get(run.label) or colours.get(run.label.rsplit(" (", 1)[0], "")
+                                    for run in runs})
+        self.dbload_section.setVisible(bool(self.dbload.runs))
+
     def clear(self, message: str = "") -> None:
         """Nothing compared: the message in place of the summary (e.g. "Loading…", or an error)."""
         self.comparison = None
@@ -165,6 +179,7 @@ class ComparisonView(QWidget):
         self.prices_label.hide()
         self.bars.clear()
         self.overlay.clear()
+        self.set_dbload([])
         self.content.setVisible(False)
 
     # -- reading back ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.dbload_series import TICK as DBLOAD_TICK
 from widgets.host_colours import colours_by_host
 from widgets.host_panel import UTIL_HINT, Caption, HostPanel
 from widgets.host_series import HostSeries
@@ -275,6 +276,11 @@ class Dashboard(QWidget):
 
     def add_event(self, host: str, event: dict) -> None:
         series = self.series.get(host) or self.add_host(host)
+        if event.get("type") == DBLOAD_TICK:
+            self._dbload_tick(host, series, event)
+            return
+        if event.get("type") == "plan" and series.dbload.take_plan(event):
+            self._update_dbload(host)
         if event.get("type") in ("phase_start", "phase_end", "marker") and isinstance(event.get("t"), (int, float)):
             self.session_clock.place(series, float(event["t"]), 0.0)
         disk = series.test_disk(event)
@@ -287,6 +293,29 @@ class Dashboard(QWidget):
             self.overlay.set_markers(host, series.markers)
         if status:
             self._update_status(host)
+
+    def _dbload_tick(self, host: str, series: HostSeries, event: dict) -> None:
+        t = event.get("t")
+        if not isinstance(t, (int, float)) or isinstance(t, bool):
+            return
+        self.session_clock.place(series, float(t), 1.0)
+        series.dbload.add_tick(event, series.x(float(t)))
+        panel = self.panels.built.get(host)
+        if panel is not None:
+            fresh = panel.dbload is None
+            panel.show_dbload()
+            if fresh:
+                self._netfs_update(host)
+
+    def _update_dbload(self, host: str) -> None:
+        panel = self.panels.built.get(host)
+        if panel is not None and panel.dbload is not None:
+            panel.dbload.update_from_series()
+
+    def set_dbload_steps(self, host: str, steps: int) -> None:
+        """How many steps the host's database load runs (its clients list), for "step 4 of 6"."""
+        series = self.series.get(host) or self.add_host(host)
+        series.dbload.total_steps = steps
 
     def set_status(self, host: str, text: str, state: str = "") -> None:
         """Say what a host is doing from outside the event stream (connecting, stopped, an error)."""
@@ -325,6 +354,8 @@ class Dashboard(QWidget):
         if len(self.slots) > 2:   # the table takes its own height, not the graphs'
             table = panel.nfs_table
             height = PANEL_MIN_HEIGHT + (0 if table.isHidden() else table.height())
+            if panel.dbload is not None:   # the load's row of charts and its two lines come on top
+                height += panel.dbload.minimumSizeHint().height()
             if self.slots[host].minimumHeight() != height:
                 self.slots[host].setMinimumHeight(height)
 

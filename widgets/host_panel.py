@@ -5,12 +5,14 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from widgets.dbload_live import DbLoadPanel
 from widgets.host_series import CPU_STACK, HostSeries, Marker
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
 from widgets.marker_key import MarkerKey
 from widgets.marker_strip import StripMarker
 from widgets.nfs_table import NetworkFsTable
 from widgets.run_data import RunState
+from widgets.time_axis import CLOCK
 
 HOST = "host"              # a curve in the host's colour (widgets.host_colours)
 COMPANION = "companion"    # the host's second shade, beside a HOST curve in the same chart
@@ -153,6 +155,9 @@ class HostPanel(QWidget):
                                   "prints them, over the newest interval")
         self.nfs_table.hide()
         layout.addWidget(self.nfs_table)
+        self.group = group
+        self.dbload: DbLoadPanel | None = None     # a database load's charts, above the telemetry
+        self._layout = layout
         grid = QGridLayout()
         grid.setSpacing(4)
         layout.addLayout(grid, 1)
@@ -177,8 +182,22 @@ class HostPanel(QWidget):
         self.marker_key = MarkerKey()   # what the numbered marker tags stand for
         layout.addWidget(self.marker_key)
         # what %util means is said once above all hosts (Dashboard.util_note), not per host nor over the chart
+        self._time_mode = CLOCK
         self.update_devices()
         self.update_netfs()
+        self.show_dbload()
+
+    def show_dbload(self) -> None:
+        """The load's charts from its first second on (built once), then its step line kept current."""
+        if not self.series.dbload.active:
+            return
+        if self.dbload is None:
+            self.dbload = DbLoadPanel(self.series.dbload, self.group, self.colour)
+            self._layout.insertWidget(self._layout.indexOf(self.nfs_table) + 1, self.dbload, 1)
+            for key, plot in self.dbload.plots.items():
+                self.plots[f"dbload.{key}"] = plot
+                plot.set_time(self._time_mode, self.series.t0)
+        self.dbload.update_from_series()
 
     def update_netfs(self) -> None:
         """Show the network filesystems of the newest interval (the table hides while none is mounted)."""
@@ -207,6 +226,8 @@ class HostPanel(QWidget):
         self.colour = colour
         self.header.set_colour(colour)
         self._recolour()
+        if self.dbload is not None:
+            self.dbload.set_colour(colour)
 
     def _recolour(self) -> None:
         for key, _title, _short, _y, _top, curves in PANEL_PLOTS:
@@ -224,6 +245,7 @@ class HostPanel(QWidget):
             self._recolour()     # the second shade leans towards the theme's text colour
 
     def set_time(self, mode: str) -> None:
+        self._time_mode = mode
         for plot in self.plots.values():
             plot.set_time(mode, self.series.t0)
 

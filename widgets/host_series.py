@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from widgets.dbload_series import DbLoadSeries
 from widgets.ring_buffer import RingBuffer
 from widgets.run_data import RunState
 from widgets.telemetry_data import TelemetryPoint
@@ -60,6 +61,10 @@ METRICS = (
     Metric("mem.dirty", "Dirty MB", "Dirty MB"),
     Metric("mem.writeback", "Writeback MB", "Writeback MB"),
     Metric("psi.%sio", "I/O pressure — some %", "I/O pressure %", (0.0, 100.0)),
+    # a database load's own figures, per second (widgets.dbload_live): empty on a host that runs none
+    Metric("dbload.ops.total", "Database load — ops/s (all operations)", "ops/s", min_top=10.0),
+    Metric("dbload.p99.max", "Database load — p99 ms (slowest operation)", "p99 (ms)"),
+    Metric("dbload.errors", "Database load — errors/s", "errors/s"),
 )
 METRICS_BY_KEY = {m.key: m for m in METRICS}
 
@@ -129,6 +134,7 @@ class HostSeries:
         # the newest interval's network filesystems (widgets.nfs_table reads these two as an NfsPoint)
         self.nfs: dict[str, dict[str, float]] = {}
         self.netfs: dict[str, str] = {}
+        self.dbload = DbLoadSeries(capacity)     # a database load's ticks (empty unless the host runs one)
 
     def _buffer(self) -> RingBuffer:
         return RingBuffer(self._capacity) if self._capacity else RingBuffer()
@@ -145,6 +151,8 @@ class HostSeries:
         if key.startswith("disk."):
             per_device = self.disks.get(device or self.device or "")
             return per_device[key[5:]] if per_device else self.empty
+        if key.startswith("dbload."):
+            return self.dbload.buffer(key.removeprefix("dbload."))
         return self.host[key]
 
     def add_sample(self, sample: TelemetryPoint) -> bool:
@@ -250,6 +258,8 @@ class HostSeries:
                 buffer.clear()
         self.markers.clear()
         self.samples = 0
+        for buffer in self.dbload.buffers.values():
+            buffer.clear()
 
     # -- events ----------------------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from widgets.dbload_data import DbLoadCurves
+
 
 class Align(str, Enum):
     LEFT = "left"
@@ -75,3 +77,4 @@ class ResultsPage:
     latency: tuple[BarChart, ...] = ()
     sweep: SweepData = field(default_factory=SweepData)
     mail: MailSeries | None = None
+    dbload: DbLoadCurves | None = None  # a database load: throughput and p99 over time, the sweep

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.chart_theme import chart_colours
+from widgets.dbload_charts import DbLoadCharts
 from widgets.host_colours import host_colour
 from widgets.hover_readout import HoverReadout
 from widgets.live_plot import MUTED
@@ -138,6 +139,7 @@ class ResultsView(QWidget):
         self.sweep_note.setStyleSheet(f"color: {MUTED};")
         self.sweep_data: tuple[list[int], list[float]] = ([], [])
         self.mail_charts = MailCharts()
+        self.dbload_charts = DbLoadCharts()
         body = WrappingPage()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -147,6 +149,7 @@ class ResultsView(QWidget):
             layout.addWidget(widget)
         layout.addLayout(self.latency_grid)
         layout.addWidget(self.mail_charts)
+        layout.addWidget(self.dbload_charts)
         layout.addWidget(self.sweep_plot)
         layout.addWidget(self.sweep_note)
         layout.addWidget(self.summary_title)
@@ -180,6 +183,8 @@ class ResultsView(QWidget):
         self.sweep_data = (list(page.sweep.workers), list(page.sweep.iops))
         self._sweep(page.sweep)
         self.mail_charts.set_series(page.mail)
+        self.dbload_charts.set_runs([page.dbload] if page.dbload is not None else [],
+                                    {page.host_name: self.colour})
         self.summary_label.setVisible(bool(page.summary_lines))
         self.summary_title.setVisible(bool(page.summary_lines))
         self._fit_table(self.table)

@@ -84,12 +84,16 @@ def _consistency(tests: Mapping[str, TestKind]) -> tuple[MetricSpec, ...]:
 
 
 def build_catalogue() -> Catalogue:
-    agent, shown = set(benches.names()), set(presentation.MENU_LABELS)
+    agent = set(benches.names())
+    shown = {name for name in presentation.MENU_LABELS
+             if name in agent or name not in presentation.AGENT_OPTIONAL}
     if agent != shown:
         raise CatalogueError(f"the agent's tests ({', '.join(sorted(agent))}) are not the ones described "
                              f"({', '.join(sorted(shown))})")
     tests = {}
     for name, menu_label in presentation.MENU_LABELS.items():
+        if name not in shown:
+            continue
         described = benches.describe(name)
         jobs = _jobs(name, described["jobs"])
         results = tuple((str(t), str(u)) for t, u in described["metrics"]) + presentation.WORKBENCH_RESULTS.get(
@@ -103,7 +107,7 @@ def build_catalogue() -> Catalogue:
     unknown = sorted(set(presentation.JOB_LABELS) - known_jobs)
     if unknown:
         raise CatalogueError(f"labels for jobs the agent does not run: {', '.join(unknown)}")
-    stray = sorted({m.test for m in presentation.COMPARED} - set(tests))
+    stray = sorted({m.test for m in presentation.COMPARED} - set(tests) - presentation.AGENT_OPTIONAL)
     if stray:
         raise CatalogueError(f"comparison metrics for tests the agent does not have: {', '.join(stray)}")
     return Catalogue(tests=MappingProxyType(tests), labels=MappingProxyType(dict(presentation.TEST_LABELS)),

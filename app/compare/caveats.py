@@ -64,6 +64,16 @@ def between_caveats(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
         groups = "; ".join(f"{engine} on {', '.join(labels)}" for engine, labels in engines.items())
         out.append(Caveat("engines differ", f"Disk figures measured with different engines ({groups}).",
                           _keys("disk")))
+    tools: dict[str, list[str]] = {}
+    for label, results in rows:
+        # the same tool in another version, or another tool, can move the figures on its own
+        for tool in sorted({str(_meta(r).get("engine") or "") for r in results
+                            if result_field(r, "test") == "dbload"} - {""}):
+            tools.setdefault(tool, []).append(label)
+    if len(tools) > 1:
+        groups = "; ".join(f"{tool} on {', '.join(labels)}" for tool, labels in tools.items())
+        out.append(Caveat("tools differ", f"Database load measured with different tools or versions ({groups}).",
+                          _keys("dbload")))
     for line in version_differences([(label, results) for label, results in rows]):
         out.append(Caveat("versions differ", line + ".", _keys("cpu")))
     loads: dict[str, list[str]] = {}

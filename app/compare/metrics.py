@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.catalogue import CATALOGUE, HIGHER, LOWER, SWEEP_JOB, MetricSpec
-from app.catalogue.presentation import DBLOAD_BEST, DBLOAD_BEST_P99, STEAL_PHASE, SWEEP_BEST
-from app.summary.base import result_field
+from app.catalogue.presentation import DBLOAD_BEST, STEAL_PHASE, SWEEP_BEST
+from app.summary.base import number, result_field
+from app.summary.dbload_series import DBLOAD, DbLoad, dbload_of
 from storage.records import SPREAD_ACROSS_RUNS, Spread
 from storage.spread import spread_of
 
@@ -53,11 +54,10 @@ def _steal(stored: dict[str, float], test: str, job: str) -> float:
 
 def figures(results: Iterable[Any]) -> dict[str, Figure]:
     """metric key -> Figure for every comparison metric the results hold."""
+    results = list(results)
     stored: dict[str, Figure] = {}
     numbers: dict[str, float] = {}
     sweep: list[tuple[float, int, dict[str, Any], Spread | None, str]] = []
-    db_steps: list[tuple[float, dict[str, Any], Spread | None]] = []
-    db_p99: dict[int, float] = {}
     for result in results:
         test, name = str(result_field(result, "test") or ""), str(result_field(result, "metric") or "")
         value, meta = result_field(result, "value"), dict(result_field(result, "metadata") or {})
@@ -71,30 +71,34 @@ def figures(results: Iterable[Any]) -> dict[str, Figure]:
         match = SWEEP_JOB.match(job)
         if test == "disk" and match and quantity == "iops":
             sweep.append((float(value), int(match["workers"]), meta, spread, job))
-        if test == "dbload" and name == "ops_per_s":
-            db_steps.append((float(value), meta, spread))
-        if test == "dbload" and name.endswith("_p99_ms") and isinstance(meta.get("step"), int):
-            db_p99[meta["step"]] = max(db_p99.get(meta["step"], 0.0), float(value))
     out = {m.key: replace(stored[m.key], steal=_steal(numbers, m.test, m.metric.partition(".")[0]))
            for m in METRICS if m.key in stored}
     if sweep:
         value, workers, meta, spread, job = max(sweep, key=lambda point: point[0])
         out["disk:" + SWEEP_BEST] = Figure(value, meta, f"{workers} worker{'s' if workers != 1 else ''}", spread,
                                            steal=_steal(numbers, "disk", job), workers=workers)
-    if db_steps:
-        out.update(_dbload_best(db_steps, db_p99))
+    load = dbload_of(results)
+    if load is not None:
+        out.update(dbload_figures(load))
     return out
 
 
-def _dbload_best(steps: list[tuple[float, dict[str, Any], Spread | None]],
-                 p99: dict[int, float]) -> dict[str, Figure]:
-    """The database load step with the highest median throughput, and the p99 in that step."""
-    value, meta, spread = max(steps, key=lambda point: point[0])
-    clients = meta.get("clients")
-    note = f"{clients} client{'s' if clients != 1 else ''}, {meta.get('engine') or 'engine unknown'}"
-    out = {"dbload:" + DBLOAD_BEST: Figure(value, meta, note, spread)}
-    if meta.get("step") in p99:
-        out["dbload:" + DBLOAD_BEST_P99] = Figure(p99[meta["step"]], meta, note)
+def dbload_figures(load: DbLoad) -> dict[str, Figure]:
+    """The best step's throughput (its spread: the per-second totals) and each operation's p99 there (its
+    spread: the per-second p99s), so the verdict weighs how much each second varied."""
+    best = load.best
+    if best is None:
+        return {}
+    meta = {"engine": load.engine, "workload": load.workload, "clients": best.clients, "step": best.step}
+    out = {f"{DBLOAD}:{DBLOAD_BEST}": Figure(best.ops, meta, best.label, spread_of(best.per_second, 1.0))}
+    for op, figures_ in best.latency.items():
+        if "p99" in figures_:
+            # the rest of the operation's tail beside its p99 (ms, as the column)
+            note = " · ".join(f"{name} {number(figures_[key])}" for key, name in (("p50", "p50"), ("p999", "p99.9"))
+                              if key in figures_)
+            out[f"{DBLOAD}:best.{op}_p99_ms"] = Figure(figures_["p99"], dict(meta, op=op), note,
+                                                       spread_of(best.p99_per_second.get(op, ()), 1.0),
+                                                       workers=best.clients)
     return out
 
 

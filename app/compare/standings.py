@@ -83,6 +83,13 @@ def _basis(entry: Entry) -> str:
 
 def _unlike(entry: Entry, reference: Entry, key: str) -> str:
     """Why two figures are not like with like ("" when they are)."""
+    if key.startswith("dbload:best.") and key.endswith("_p99_ms"):
+        mine, theirs = entry.figure.workers, reference.figure.workers
+        if mine is not None and theirs is not None and mine != theirs:
+            # a tail at 8 clients against one at 2 says more about the load than about the servers
+            return (f"p99 at its best step ({mine} client{'s' if mine != 1 else ''}), {reference.label} at "
+                    f"{theirs}: compare the same client count")
+        return ""
     if not key.endswith(SWEEP_BEST):
         return ""
     mine, theirs = entry.figure.workers, reference.figure.workers

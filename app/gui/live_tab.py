@@ -36,6 +36,16 @@ from widgets.test_forms_data import RunChoice
 GRAPHS = "graphs"          # the Graphs tab's key among the window's lazy tabs
 
 
+def dbload_steps(test: str, params: dict[str, Any]) -> int:
+    """How many steps a database load's clients list makes ("1,2,4,8": 4); 0 for another test or when unsaid."""
+    if test != "dbload":
+        return 0
+    clients = params.get("clients")
+    if isinstance(clients, str):
+        return len([c for c in clients.split(",") if c.strip()])
+    return len(clients) if isinstance(clients, (list, tuple)) else 0
+
+
 class LiveHost(Protocol):
     """What LiveFeatures uses of the main window (which imports this module): also the Qt parent."""
 
@@ -130,6 +140,9 @@ class LiveTab(QWidget):
             expected = None
         for request in requests:
             self.dashboard.add_host(request.host)
+            steps = dbload_steps(request.test, request.params)
+            if steps:
+                self.dashboard.set_dbload_steps(request.host, steps)
             for progress in (self.progress, *others):
                 progress.add_host(request.host, expected, request.test)
         self.progress.show()

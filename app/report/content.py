@@ -13,6 +13,7 @@ from typing import Any
 
 from app.catalogue import CATALOGUE
 from app.compare.caveats import Caveat, run_caveats
+from app.compare.dbload import OPS_OVERLAY, P99_OVERLAY, DbLoadRun, dbload_runs, overlays_of
 from app.compare.model import Comparison, RunInput, build, figure_name, load_inputs
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
 from app.compare.standings import Standing
@@ -21,6 +22,7 @@ from app.errors import AppError
 from app.report.consistency import consistency
 from app.report.methodology import Methodology, MethodRun, methodology_of
 from app.report.sweep import Sweep, sweeps
+from app.summary.dbload_series import DBLOAD
 from app.summary.mail_series import mail_series
 from storage.records import HostPrice
 from widgets.format import human_bytes
@@ -29,7 +31,8 @@ from widgets.host_colours import colours_by_host, host_colour
 PAGE_SIZES = ("A4", "Letter")
 # the telemetry charts of each test, in order: a CPU test shows how busy the CPU was, a mail storm first its
 # accepts and queue
-TEST_OVERLAYS = {"cpu": ("cpu.busy", "load.1"), "mailstorm": ("mail.accepted", "mail.queue", "disk.util", "load.1")}
+TEST_OVERLAYS = {"cpu": ("cpu.busy", "load.1"), "mailstorm": ("mail.accepted", "mail.queue", "disk.util", "load.1"),
+                 "dbload": ("cpu.busy", "load.1")}
 DEFAULT_OVERLAYS = ("disk.util", "load.1")
 
 
@@ -116,6 +119,7 @@ class ReportData:
     colours: Mapping[str, str] = field(default_factory=dict)    # row label -> "#rrggbb", as in the window
     steadiness: Mapping[tuple[str, str], str] = field(default_factory=dict)   # (row label, figure key) -> text
     sweeps: tuple[Sweep, ...] = ()     # the shared-storage totals' sweep curves
+    dbload: tuple[DbLoadRun, ...] = ()  # the database-load runs: their sweep curves
 
     def caveats_of(self, test: str) -> list[CaveatNote]:
         return [note for note in self.caveats if note.test == test]
@@ -146,15 +150,22 @@ def gather(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = Non
     stored = {overlay.name for overlay in overlays if overlay.test == "mailstorm"}
     # runs stored before the storm's rates were series of their own keep them in their results
     overlays += [o for o in mail_overlays(comparison, by_id) if o.name not in stored]
+    loads = dbload_runs(comparison, {run_id: item.results for run_id, item in by_id.items()})
+    overlays += [Overlay(DBLOAD, name, title, unit, tuple(series)) for name, title, unit, series in overlays_of(loads)]
     overlays.sort(key=_overlay_order)
     return ReportData(options, comparison, tuple(headlines(comparison)), notes, tuple(methods(comparison, by_id)),
                       tuple(overlays), tuple(caveat_notes(comparison, by_id)), colours,
                       consistency(comparison, by_id),
                       tuple(sweeps([(row.label, run) for row in comparison.rows for run in row.runs],
-                                   {run_id: item.results for run_id, item in by_id.items()})))
+                                   {run_id: item.results for run_id, item in by_id.items()})), tuple(loads))
 
 
 def _overlay_order(overlay: Overlay) -> int:
+    if overlay.test == DBLOAD:   # the load's own curves first: throughput, then each operation's p99
+        own = (OPS_OVERLAY, P99_OVERLAY)
+        first = [i for i, prefix in enumerate(own) if overlay.name.startswith(prefix)]
+        if first:
+            return first[0] - len(own)
     names = TEST_OVERLAYS.get(overlay.test, DEFAULT_OVERLAYS)
     return names.index(overlay.name) if overlay.name in names else len(names)
 

@@ -25,6 +25,7 @@ from app.report.pdf_charts import (
     line_chart,
     titled,
 )
+from app.report.pdf_dbload import dbload_sweep_block
 from app.report.pdf_pages import (
     ACCENT,
     BEST,
@@ -45,6 +46,7 @@ from app.report.pdf_pages import (
 from app.report.pdf_sweep import sweep_block
 from app.report.pdf_tables import TableCell, cell, table
 from app.report.sweep import SHARED_TEST
+from app.summary.dbload_series import DBLOAD
 
 CHART_TITLE = Style(9.0, bold=True)
 LINE_CHART_HEIGHT = 135.0
@@ -196,6 +198,8 @@ def test_section(flow: Flow, data: ReportData, test: str, lead: Callable[[], Non
         flow.bullets(run_notes, SMALL_INK, after=3.0)
     if test == SHARED_TEST:
         sweep_block(flow, data)   # the curve says more than a bar per step
+    if test == DBLOAD:
+        dbload_sweep_block(flow, data)
     bars = [paint for paint in (bar_block(data, m) for m in metrics) if paint is not None]
     if bars:
         flow.gap(4.0)
@@ -249,7 +253,9 @@ def bar_block(data: ReportData, item: Metric) -> Paint | None:
 def overlay_block(data: ReportData, overlay: Overlay) -> Paint:
     curves = [Curve(s.label, s.t, s.values, QColor(data.colour(s.label))) for s in overlay.series]
     y_title = {"%": "percent", "": "load (runnable + waiting tasks)"}.get(overlay.unit, overlay.unit)
-    x_title = "seconds since the storm began" if overlay.test == "mailstorm" else "seconds since the test started"
+    x_title = "seconds since the storm began" if overlay.test == "mailstorm" else \
+        "seconds since the first step began" if overlay.name.startswith(f"{DBLOAD}.") else \
+        "seconds since the test started"
     title: list[Line] = [[(overlay.title, CHART_TITLE)]]
 
     def paint(painter: QPainter, rect: QRectF) -> None:

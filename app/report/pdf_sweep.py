@@ -7,7 +7,7 @@ drawn over a curve.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPainterPath, QPen
@@ -40,7 +40,9 @@ def sweep_block(flow: Flow, data: ReportData) -> None:
     flow.place(SWEEP_CHART_HEIGHT, paint)
 
 
-def sweep_chart(painter: QPainter, rect: QRectF, found: Sequence[Sweep], colours: dict[str, QColor]) -> None:
+def sweep_chart(painter: QPainter, rect: QRectF, found: Sequence[Sweep], colours: dict[str, QColor],
+                x_title: str = "step: clients × threads", y_title: str = "op/s (all clients)",
+                tick: Callable[[int, int], str] = lambda clients, threads: f"{clients}×{threads}") -> None:
     metrics = QFontMetricsF(font(SMALL_INK), painter.device())
     keys = [Curve(s.label, (), (), colours[s.label]) for s in found]
     legend = legend_height(rect.width(), keys, metrics.horizontalAdvance) if len(found) > 1 else 0.0
@@ -81,13 +83,13 @@ def sweep_chart(painter: QPainter, rect: QRectF, found: Sequence[Sweep], colours
     painter.drawLine(plot.bottomLeft(), plot.bottomRight())
     painter.drawLine(plot.bottomLeft(), plot.topLeft())
     painter.drawText(QRectF(rect.left(), plot.top() - 14.0, plot.width(), 12.0),
-                     int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), "op/s (all clients)")
+                     int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), y_title)
     for i, (clients, threads) in enumerate(axis):
         painter.setPen(QPen(MUTED, 0.8))
         painter.drawLine(QPointF(px(i), plot.bottom()), QPointF(px(i), plot.bottom() + 3.0))
         painter.setFont(font(SMALL))
         painter.drawText(QRectF(px(i) - step_width / 2, plot.bottom() + 4.0, step_width, 12.0),
-                         int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), f"{clients}×{threads}")
+                         int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), tick(clients, threads))
         for row, sweep in enumerate(knees.get(i, ())):   # under the axis, in the curve's colour: never over it
             painter.setFont(font(KNEE))
             painter.setPen(colours[sweep.label])
@@ -96,7 +98,7 @@ def sweep_chart(painter: QPainter, rect: QRectF, found: Sequence[Sweep], colours
     painter.setPen(MUTED)
     painter.setFont(font(SMALL))
     painter.drawText(QRectF(plot.left(), rect.bottom() - 12.0, plot.width(), 12.0),
-                     int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), "step: clients × threads")
+                     int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), x_title)
     for sweep in found:
         colour = colours[sweep.label]
         path = QPainterPath()

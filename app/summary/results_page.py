@@ -27,6 +27,7 @@ from app.summary.disk_cpu import (
     job_label,
     sweep_knee,
 )
+from app.summary.load_curves import run_curves
 from app.summary.mail_series import mail_series
 from app.summary.services import (
     FILE_LEVEL_LABEL,
@@ -114,7 +115,7 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
     return ResultsPage(run_id=run.id, host_name=run.host_name, test=run.test, status=str(run.status),
                        subtitle=subtitle, badges=badges, warnings=tuple(caveats(results, warnings)),
                        summary_lines=lines, table=table, latency=latency, sweep=_sweep(results),
-                       mail=mail_series(results))
+                       mail=mail_series(results), dbload=run_curves(run.host_name, run.id, results))
 
 
 # -- tables ----------------------------------------------------------------------------------------
