@@ -11,10 +11,11 @@ from app.catalogue.model import HIGHER, LOWER, MetricSpec
 
 # the run dialog's order and names
 MENU_LABELS = {"disk": "Disk", "cpu": "CPU", "idle": "Idle (demo)", "mailstorm": "Mail storm",
-               "restore": "Restore (PostgreSQL)", "shared-storage": "Shared storage (many clients)"}
+               "restore": "Restore (PostgreSQL)", "shared-storage": "Shared storage (many clients)",
+               "dns": "DNS resolvers"}
 # names in tables, headings and the report ("monitor" is a stored run that is not a test)
 TEST_LABELS = {"disk": "Disk", "cpu": "CPU", "mailstorm": "Mail storm", "restore": "Restore", "idle": "Idle",
-               "monitor": "Monitor", "shared-storage": "Shared storage"}
+               "monitor": "Monitor", "shared-storage": "Shared storage", "dns": "DNS"}
 # the agent's disk job names (remote/agent/bench_disk.py) as a reader names them, in the order a reader expects
 JOB_LABELS = {"randread_4k": "Random read 4 KiB", "randread_1m": "Random read 1 MiB",
               "syncwrite_4k": "Sync write 4 KiB", "syncwrite_1m": "Sync write 1 MiB",
