@@ -316,11 +316,26 @@ def _dnsperf_pass(ctx: Any, path: str, params: Dict[str, Any], resolver: Tuple[s
     label = dns_replay.resolver_text(*resolver)
     phase = _phase_id("max", [resolver])
     start = time.monotonic()
-    with open(out_path, "wb") as out:
+    ticks = []  # type: List[Tuple[float, float]]
+
+    def live(text: str) -> None:   # dnsperf's -S 1 lines as they come: the live view's queries per second
+        for at, qps in dns_dnsperf.ticks(text):
+            ctx.emit("dns_tick", resolver=label, second=len(ticks), t=round(at, 3), answered=int(qps),
+                     timeouts=None, qps=round(qps, 1), lat_ms={"p50": None, "p90": None, "p99": None},
+                     **{"pass": "max"})
+            ticks.append((at, qps))
+
+    with open(out_path, "wb") as out, open(out_path, "rb") as follow:
         proc = ctx.popen(argv, stdout=out, stderr=out)
+        partial = b""
         while proc.poll() is None:
             ctx.sleep(0.5)
             ctx.progress(phase, min(1.0, (time.monotonic() - start) / (params["duration"] + wait)))
+            chunk = partial + follow.read()
+            cut = chunk.rfind(b"\n") + 1
+            partial = chunk[cut:]
+            live(chunk[:cut].decode("utf-8", "replace"))
+        live((partial + follow.read()).decode("utf-8", "replace"))
     with open(out_path, "rb") as handle:
         text = handle.read().decode("utf-8", "replace")
     found = dns_dnsperf.parse(text, label)
@@ -328,11 +343,6 @@ def _dnsperf_pass(ctx: Any, path: str, params: Dict[str, Any], resolver: Tuple[s
         lines = [line for line in text.splitlines() if line.strip() and not line.startswith(">")]
         raise RuntimeError("dns: dnsperf failed against {} (exit {}): {}".format(
             label, proc.returncode, (lines[-1] if lines else "no output")[:300]))
-    now = time.time()
-    for second, qps in enumerate(found["ticks"]):
-        ctx.emit("dns_tick", resolver=label, second=second, t=round(now - found["run_s"] + second + 1, 3),
-                 answered=int(qps), timeouts=None, qps=qps, lat_ms={"p50": None, "p90": None, "p99": None},
-                 **{"pass": "max"})
     figures = dns_stats.summarise(dns_stats.Columns.of_records(found["records"]), found["run_s"] or params["duration"])
     # dnsperf's own counts and rate are the figures; the per-query lines give the percentiles
     figures.update(answered=found["completed"], timeouts=found["lost"], rcodes=found["rcodes"], qps=found["qps"])

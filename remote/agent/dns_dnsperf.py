@@ -14,6 +14,7 @@ from .common import EXTRA_TOOL_DIRS
 
 INSTALL_HINT = "install dnsperf (Debian/Ubuntu package dnsperf) for dnsperf's figures"
 _VERSION = re.compile(r"Version\s+(\d+(?:\.\d+)*)")
+_TICK = re.compile(r"^(\d{9,}\.\d+): (\d+(?:\.\d+)?)\s*$")
 _STAT = re.compile(r"^\s*([A-Za-z ()]+?):\s+(.*)$")
 
 
@@ -56,11 +57,16 @@ def write_queries(path: str, queries: Sequence[Tuple[str, str]]) -> None:
             handle.write("{} {}\n".format(name, qtype))
 
 
+def ticks(text: str) -> List[Tuple[float, float]]:
+    """The -S 1 lines of a piece of output: (wall clock, queries per second)."""
+    return [(float(m.group(1)), float(m.group(2))) for m in map(_TICK.match, text.splitlines()) if m]
+
+
 def parse(text: str, resolver: str) -> Dict[str, Any]:
     """dnsperf's output: its statistics and the per-query records (latency in ms, None for a loss)."""
     records = []  # type: List[Dict[str, Any]]
     stats = {}  # type: Dict[str, str]
-    ticks = []  # type: List[float]
+    ticks = []  # type: List[Tuple[float, float]]
     for line in text.splitlines():
         if line.startswith("> "):
             words = line[2:].split()
@@ -75,10 +81,9 @@ def parse(text: str, resolver: str) -> Dict[str, Any]:
                 records.append({"name": words[1], "qtype": words[2], "resolver": resolver, "latency_ms": ms,
                                 "rcode": words[0], "tries": 1, "via": "udp"})
             continue
-        if "(qps)" in line:     # -S 1: "  1.000123: 12345.678901 (qps)"? the number before (qps)
-            numbers = re.findall(r"(\d+(?:\.\d+)?)", line)
-            if numbers:
-                ticks.append(float(numbers[-1]))
+        tick = _TICK.match(line)
+        if tick:    # -S 1: "1795683340.854511: 499.395731", wall clock and queries per second
+            ticks.append((float(tick.group(1)), float(tick.group(2))))
             continue
         found = _STAT.match(line)
         if found:
