@@ -74,6 +74,10 @@ COMPARED: tuple[MetricSpec, ...] = (
     MetricSpec("restore:restore_j1.total_s", "restore", "Restore -j 1", "s", LOWER),
     MetricSpec("restore:restore_jN.total_s", "restore", "Restore -j N", "s", LOWER, headline=True),
     MetricSpec("restore:file_restore.total_s", "restore", "File-level restore", "s", LOWER, headline=True),
+    # a dns run's first resolver, first pass (app.compare.metrics): the whole list's time decides, then the tail
+    MetricSpec("dns:total_s", "dns", "DNS list total", "s", LOWER, headline=True),
+    MetricSpec("dns:p50_ms", "dns", "DNS p50", "ms", LOWER),
+    MetricSpec("dns:p99_ms", "dns", "DNS p99", "ms", LOWER),
     # the TOTAL run of a shared-storage sweep: the highest total of its steps (app/engine/shared_run.py)
     MetricSpec("shared-storage:sweep.best_ops", "shared-storage", "Shared storage, best total", "op/s", HIGHER,
                headline=True),

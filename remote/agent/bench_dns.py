@@ -126,7 +126,7 @@ def parse_resolvers(value: Any, system: Optional[List[Tuple[str, int]]] = None) 
     if not out:
         raise ValueError("dns: give the resolvers to compare, e.g. resolvers=10.0.0.2,127.0.0.53:53")
     if len(out) > MAX_RESOLVERS or len(set(out)) != len(out):
-        raise ValueError("dns: resolvers must be at most {} different addresses".format(MAX_RESOLVERS))
+        raise ValueError("dns: resolvers must be different addresses, at most {}".format(MAX_RESOLVERS))
     return out
 
 
