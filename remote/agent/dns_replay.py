@@ -11,15 +11,15 @@ Interleaved: every resolver gets its own copy of the list and its own window, al
 so they see the same moments of the network; sequential: one resolver after the other (call once
 per resolver).
 """
+import collections
 import contextlib
 import errno
-import heapq
 import os
 import random
 import select
 import socket
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
 
 from . import dns_wire
 from .dns_stats import Columns
@@ -108,6 +108,9 @@ class Lane:
         self.done = 0
         self.inflight = {}  # type: Dict[int, int]   # id -> sequence number
         self.quarantine = {}  # type: Dict[int, float]
+        # ids: k * odd + offset (mod 2^16) runs through all 65536 before one comes back, in a scrambled order
+        self.id_step = random.getrandbits(15) * 2 + 1
+        self.id_next = random.getrandbits(16)
         # per sequence number: first send (monotonic), latency ms or None, rcode, tries, via
         self.first = []  # type: List[float]
         self.latency = []  # type: List[Optional[float]]
@@ -129,17 +132,21 @@ class Lane:
         self.sock.close()
 
     def new_id(self, now: float) -> int:
-        getbits, inflight, quarantine = random.getrandbits, self.inflight, self.quarantine
+        """The next id of a cycle through all 65536: an id comes back only after every other one (a late answer
+        finds it unused or asked for something else), never while in flight or quarantined."""
+        inflight, quarantine = self.inflight, self.quarantine
         while True:
-            qid = getbits(16)
+            qid = self.id_next
+            self.id_next = (qid + self.id_step) & 0xFFFF
             if qid in inflight:
                 continue
-            until = quarantine.get(qid)
-            if until is None:
-                return qid
-            if until < now:
-                del quarantine[qid]
-                return qid
+            if quarantine:
+                until = quarantine.get(qid)
+                if until is not None:
+                    if until >= now:
+                        continue
+                    del quarantine[qid]
+            return qid
 
     def columns(self) -> Any:
         """The per-query figures as dns_stats.Columns (rcode names; None for a timeout)."""
@@ -213,7 +220,8 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
     flags, arcount = prep.flags, prep.arcount
     bodies, quest, n = prep.bodies, prep.quest, len(prep)
     last_try = len(timeouts)
-    heap = []  # type: List[Tuple[float, int, int, int]]   # (deadline, lane index, seq, try) of UDP waits
+    # (deadline, lane, seq) per try: each try's waits are equal, so each queue is in deadline order
+    waits = [collections.deque() for _ in timeouts]  # type: List[Deque[Tuple[float, int, int]]]
     poller = select.poll()
     by_fd = {}  # type: Dict[int, Lane]
     for lane in lanes:
@@ -282,48 +290,52 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
     while True:
         now = monotonic()
         # -- send: round robin over the lanes, each up to its window and its rate ---------------------------
-        sending = True
-        while sending:
-            sending = False
-            for index in active:
-                lane = lanes[index]
-                if lane.sent >= lane.total or len(lane.inflight) >= window:
+        for index in active:
+            lane = lanes[index]
+            inflight = lane.inflight
+            room = min(window - len(inflight), lane.total - lane.sent)
+            if room <= 0:
+                continue
+            if send_until is not None and now >= send_until:
+                lane.total = lane.sent
+                continue
+            if interval:
+                if lane.next_send > now:
                     continue
-                if interval and lane.next_send > now:
-                    continue
-                if send_until is not None and now >= send_until:
-                    lane.total = lane.sent
-                    continue
+                room = min(room, int((now - lane.next_send) / interval) + 1)
+            send, new_id, first, ids = lane.sock.send, lane.new_id, lane.first, lane.ids
+            latency, rcode, tries, via = lane.latency, lane.rcode, lane.tries, lane.via
+            first_wait = waits[0]
+            deadline = now + timeouts[0]
+            for _ in range(room):
                 seq = lane.sent
-                qid = lane.new_id(now)
+                qid = new_id(now)
                 try:
-                    lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
+                    send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
                 except OSError as exc:
                     if exc.errno in (errno.EAGAIN, errno.ENOBUFS):
                         break       # the socket's buffer is full: poll, then go on
                     if exc.errno != errno.ECONNREFUSED:
                         raise
                     lane.icmp_errors += 1   # an earlier query's port unreachable: this one did go out
-                lane.sent += 1
-                lane.first.append(now)
-                lane.latency.append(None)
-                lane.rcode.append(None)
-                lane.tries.append(1)
-                lane.via.append("udp")
-                lane.ids.append(qid)
-                lane.inflight[qid] = seq
-                heapq.heappush(heap, (now + timeouts[0], index, seq, 1))
-                if interval:
-                    lane.next_send += interval
-                    if lane.next_send < now - 1.0:   # a stall does not turn into a burst
-                        lane.next_send = now
-                sending = True
+                lane.sent = seq + 1
+                first.append(now)
+                latency.append(None)
+                rcode.append(None)
+                tries.append(1)
+                via.append("udp")
+                ids.append(qid)
+                inflight[qid] = seq
+                first_wait.append((deadline, index, seq))
+            if interval:
+                lane.next_send = max(lane.next_send + interval * room, now - 1.0)   # a stall is no burst
         if all(lane.done >= lane.total for lane in lanes) and not tcp:
             break
         # -- wait for an answer, the next timeout, the next send slot or the next tick ------------------------
         wake = now + STOP_CHECK_S
-        if heap and heap[0][0] < wake:
-            wake = heap[0][0]
+        for wait in waits:
+            if wait and wait[0][0] < wake:
+                wake = wait[0][0]
         if interval:
             for index in active:
                 lane = lanes[index]
@@ -342,7 +354,8 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                 if ask is not None:
                     tcp_event(ask, event, now)
                 continue
-            recv, inflight = lane.sock.recv, lane.inflight
+            recv, inflight, quarantine = lane.sock.recv, lane.inflight, lane.quarantine
+            first, latency, rcode, tries, tick_lat = lane.first, lane.latency, lane.rcode, lane.tries, lane.tick_lat
             while True:
                 try:
                     data = recv(RECV_SIZE)
@@ -365,34 +378,40 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                     lane.stray += 1     # another question (0x20 case changes aside): not this query's answer
                     continue
                 del inflight[qid]
-                if lane.tries[seq] > 1:
-                    lane.quarantine[qid] = now + QUARANTINE_S   # the other try's answer may still come
+                if tries[seq] > 1:
+                    quarantine[qid] = now + QUARANTINE_S   # the other try's answer may still come
                 if data[2] & 0x02 and tcp_fallback:
-                    lane.quarantine[qid] = now + QUARANTINE_S
+                    quarantine[qid] = now + QUARANTINE_S
                     go_tcp(lane, seq, qid, now)
                     continue
-                finish(lane, seq, now, data[3] & 0x0F, "udp")
+                ms = (now - first[seq]) * 1000.0
+                latency[seq] = ms
+                rcode[seq] = data[3] & 0x0F
+                tick_lat.append(ms)
+                lane.done += 1
+                lane.end = now
         # -- timeouts: resend with the same id, or give up ---------------------------------------------------
-        while heap and heap[0][0] <= now:
-            _deadline, index, seq, tried = heapq.heappop(heap)
-            lane = lanes[index]
-            qid = lane.ids[seq]
-            if lane.inflight.get(qid) != seq or lane.tries[seq] != tried:
-                continue    # answered (or already moved on)
-            if tried >= last_try:
-                del lane.inflight[qid]
-                lane.quarantine[qid] = now + QUARANTINE_S
-                finish(lane, seq, now, None, "udp")
-                continue
-            try:
-                lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
-            except OSError as exc:
-                if exc.errno == errno.ECONNREFUSED:
-                    lane.icmp_errors += 1
-                elif exc.errno not in (errno.EAGAIN, errno.ENOBUFS):
-                    raise
-            lane.tries[seq] = tried + 1
-            heapq.heappush(heap, (now + timeouts[tried], index, seq, tried + 1))
+        for level, wait in enumerate(waits):
+            while wait and wait[0][0] <= now:
+                _deadline, index, seq = wait.popleft()
+                lane = lanes[index]
+                qid = lane.ids[seq]
+                if lane.inflight.get(qid) != seq or lane.tries[seq] != level + 1:
+                    continue    # answered (or already moved on)
+                if level + 1 >= last_try:
+                    del lane.inflight[qid]
+                    lane.quarantine[qid] = now + QUARANTINE_S
+                    finish(lane, seq, now, None, "udp")
+                    continue
+                try:
+                    lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
+                except OSError as exc:
+                    if exc.errno == errno.ECONNREFUSED:
+                        lane.icmp_errors += 1
+                    elif exc.errno not in (errno.EAGAIN, errno.ENOBUFS):
+                        raise
+                lane.tries[seq] = level + 2
+                waits[level + 1].append((now + timeouts[level + 1], index, seq))
         for ask in [a for a in tcp.values() if a.deadline <= now]:
             fd = ask.sock.fileno()
             poller.unregister(fd)
