@@ -60,13 +60,18 @@ def dns_passes(results: Iterable[Any]) -> list[DnsPass]:
     return sorted(found.values(), key=lambda p: (order.index(p.resolver), PASS_ORDER.get(p.pass_name, 9)))
 
 
+def _ms_decimals(ms: float) -> int:
+    """Three significant figures or so: 0.42, 5.94, 325.7 -> 326, 2,500."""
+    return 2 if ms < 10 else 1 if ms < 100 else 0
+
+
 def dns_table(results: Iterable[Any]) -> Table:
     table = Table(DNS_COLUMNS)
     for item in dns_passes(results):
         v = item.values
         table.rows.append((item.resolver, item.pass_name, *(number(v.get(k), 0) for k in (
             "answered", "noerror", "nxdomain", "servfail", "refused", "other_rcode", "timeouts")),
-            *(number(v.get(k), 1 if v.get(k, 0) >= 10 else 2) if k in v else MISSING
+            *(number(v[k], _ms_decimals(v[k])) if k in v else MISSING
               for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")),
             number(v.get("total_s"), 2), number(v.get("qps"), 0)))
     return table
