@@ -109,3 +109,16 @@ def test_a_query_list_too_large_to_upload_says_so(tmp_path: Path, monkeypatch) -
     local.write_text("www.example.com A\n" * 3)
     with pytest.raises(FilesError, match="larger than"):
         with_files(RunRequest("h", "dns", {"queries": str(local)}))
+
+
+def test_each_second_of_a_dns_run_is_a_progress_line() -> None:
+    import io
+
+    from app.cli.run_progress import RunProgress
+
+    out = io.StringIO()
+    progress = RunProgress(out=out)
+    progress.event("proxy1", {"type": "dns_tick", "resolver": "10.0.0.2:53", "pass": "cold", "second": 2,
+                              "answered": 1234, "timeouts": 2, "lat_ms": {"p50": 1.234, "p90": 3.4, "p99": 40.2}})
+    assert out.getvalue() == ("proxy1:   10.0.0.2:53 cold, second 3: 1,234 answered, p50 1.23 ms, p90 3.4 ms, "
+                              "p99 40.2 ms, 2 timeouts\n")
