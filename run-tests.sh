@@ -13,6 +13,7 @@ fi
 apt_install postfix python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client sshfs \
     fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps fish tcsh zsh dash sudo iproute2 faketime \
     util-linux e2fsprogs \
+    dnsperf \
     "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"
 

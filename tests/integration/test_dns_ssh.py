@@ -4,6 +4,7 @@ from an sshd test host to two responders on loopback that answer, delay, drop, f
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,5 +70,31 @@ def test_a_proxy_log_replayed_through_two_resolvers_over_ssh(workbench, ssh_host
     assert sum(e["answered"] for e in ticks) == 4 * 45 and sum(e["timeouts"] for e in ticks) == 4
     text = summary_text(ssh_host.name, "done", detail.results, run_id=outcome.run_id)
     assert "drop-tracker.test A timeout" in text and "slow300-images.cdn.test" in text
+    run_dir = next(e for e in events if e["type"] == "started")["run_dir"]
+    assert not os.path.exists(run_dir) and processes_using(run_dir) == []
+
+
+def test_max_mode_runs_dnsperf_on_the_host_and_says_so(workbench, ssh_host: SshTestHost) -> None:
+    if not shutil.which("dnsperf"):
+        if os.environ.get("CI"):
+            pytest.fail("dnsperf not installed (run-tests.sh installs the Debian package dnsperf)")
+        pytest.skip("dnsperf not installed")
+    workbench.add_host(ssh_host.spec())
+    workbench.known_hosts.add(ssh_host.host_id, ssh_host.host_key())
+    with responder("127.0.0.33") as server:
+        params = {"resolvers": server.resolver, "queries": "builtin", "limit": 50, "mode": "max", "duration": 2,
+                  "rate": 300, "timeouts": "1"}
+        outcome = execute_run(workbench, RunRequest(ssh_host.name, "dns", params, interval=0.5), RunControl())
+        asked = sum(server.udp_seen.values())
+    assert (outcome.status, outcome.error) == ("done", "")
+    detail = workbench.store.runs.get(outcome.run_id)
+    (item,) = dns_passes(detail.results)
+    assert item.pass_name == "max" and item.meta["engine"].startswith("dnsperf 2.")
+    assert item.meta["dnsperf"]["sent"] == asked == item.meta["queries"]
+    assert item.values["answered"] + item.values["timeouts"] == asked and asked > 300
+    assert "p50_ms" in item.values and item.cdf
+    text = summary_text(ssh_host.name, "done", detail.results)
+    assert "engine dnsperf 2." in text and "mode max for 2 s per resolver" in text
+    events = workbench.store.runs.events(outcome.run_id)
     run_dir = next(e for e in events if e["type"] == "started")["run_dir"]
     assert not os.path.exists(run_dir) and processes_using(run_dir) == []

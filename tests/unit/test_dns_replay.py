@@ -165,3 +165,47 @@ def test_max_mode_over_two_sending_processes_adds_their_queries_up():
     assert figures["rcodes"] == {"NOERROR": server.udp_seen["ok.test."], "NXDOMAIN": server.udp_seen["nx-a.test."]}
     assert sum(n for _s, n, _t in seconds) == figures["answered"]
     assert {columns.name(i) for i in range(len(columns.latency))} == {"ok.test", "nx-a.test", "drop-z.test"}
+
+
+def test_without_dnsperf_max_mode_uses_the_builtin_engine_and_says_what_to_install(tmp_path, monkeypatch):
+    from remote.agent import dns_dnsperf
+
+    monkeypatch.setattr(dns_dnsperf, "find", lambda: None)
+    ctx = _Ctx(str(tmp_path))
+    with responder() as server:
+        bench_dns.run(ctx, bench_dns.validate({"resolvers": server.resolver, "mode": "max", "duration": 1,
+                                               "queries": "builtin", "limit": 20}))
+        sent = sum(server.udp_seen.values())
+    warnings = [e["message"] for e in ctx.events if e["type"] == "warning"]
+    assert len(warnings) == 1 and "dnsperf not found" in warnings[0] and "package dnsperf" in warnings[0]
+    results = {e["metric"]: e for e in ctx.events if e["type"] == "result"}
+    assert results["answered"]["metadata"]["engine"] == "builtin" and results["answered"]["metadata"]["pass"] == "max"
+    assert results["answered"]["value"] + results["timeouts"]["value"] == sent == results["answered"]["metadata"][
+        "queries"]
+
+
+class _Ctx:
+    """What bench_dns.run uses of the agent's RunContext, recording what it emits."""
+
+    def __init__(self, run_dir):
+        self.run_dir, self.events = run_dir, []
+
+    def emit(self, event_type, **data):
+        self.events.append(dict(data, type=event_type))
+
+    def result(self, test, metric, value, unit, metadata=None):
+        self.emit("result", test=test, metric=metric, value=value, unit=unit, metadata=metadata or {})
+
+    def warning(self, message):
+        self.emit("warning", message=message)
+
+    def progress(self, *args, **kwargs):
+        pass
+
+    def check(self):
+        pass
+
+    def phase(self, phase_id, label):
+        import contextlib
+
+        return contextlib.nullcontext()
