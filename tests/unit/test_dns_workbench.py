@@ -122,3 +122,16 @@ def test_each_second_of_a_dns_run_is_a_progress_line() -> None:
                               "answered": 1234, "timeouts": 2, "lat_ms": {"p50": 1.234, "p90": 3.4, "p99": 40.2}})
     assert out.getvalue() == ("proxy1:   10.0.0.2:53 cold, second 3: 1,234 answered, p50 1.23 ms, p90 3.4 ms, "
                               "p99 40.2 ms, 2 timeouts\n")
+
+
+def test_a_comparison_of_runs_with_other_lists_or_engines_says_so() -> None:
+    from app.compare.caveats import between_caveats
+
+    one = _run_results()
+    two = [dict(r, metadata=dict(r["metadata"], engine="dnsperf 2.10.0", source="builtin list (463 queries)"))
+           for r in _run_results()]
+    texts = {c.tag: c for c in between_caveats([("proxy1", one), ("proxy2", two)])}
+    assert set(texts) == {"engines differ", "query lists differ"}
+    assert "built-in on proxy1; dnsperf 2.10.0 on proxy2" in texts["engines differ"].text
+    assert texts["query lists differ"].keys == ("dns:total_s", "dns:p50_ms", "dns:p99_ms")
+    assert between_caveats([("proxy1", one), ("proxy2", _run_results())]) == []
