@@ -178,7 +178,7 @@ def expected_seconds(params: Dict[str, Any]) -> float:
     resolvers = len(parse_resolvers(params["resolvers"]))
     if params["mode"] == "max":
         return 60.0 + resolvers * (params["duration"] + sum(parse_timeouts(params["timeouts"])) + 10)
-    count = params["limit"] or 20000
+    count = params["limit"] or (len(dns_queries.builtin()) if params["queries"] == "builtin" else 20000)
     passes = len(params["passes"].split(","))
     per_query = 1.0 / max(1.0, min(params["rate"] or GUESS_QPS, GUESS_QPS))
     worst_wait = sum(parse_timeouts(params["timeouts"]))
