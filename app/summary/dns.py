@@ -19,7 +19,8 @@ PASS_ORDER = {"cold": 0, "warm": 1, "max": 2}
 ENGINE_NAMES = {"builtin": "built-in"}
 DNS_COLUMNS = ("resolver", "pass", "answered", "NOERROR", "NXDOMAIN", "SERVFAIL", "REFUSED", "other", "timeouts",
                "p50 ms", "p90 ms", "p99 ms", "max ms", "total s", "q/s")
-SLOWEST_SHOWN = 5
+SLOWEST_SHOWN = 5      # slowest answers named per resolver and pass
+TIMEOUTS_SHOWN = 3     # and the names that timed out
 
 
 @dataclass
@@ -110,8 +111,14 @@ def dns_lines(results: Iterable[Any], shown: int = SLOWEST_SHOWN) -> list[str]:
             extra.append(f"{number(tcp, 0)} over TCP")
         if item.values.get("timeouts"):
             extra.append(f"{number(item.values['timeouts'], 0)} timed out")
-        slow = "; ".join(_slow_text(entry) for entry in item.slowest[:shown]) or "none"
-        lines.append(f"slowest, {item.resolver} {item.pass_name}: {slow}"
+        lost = [entry for entry in item.slowest if entry.get("ms") is None]
+        slow = [_slow_text(entry) for entry in item.slowest if entry.get("ms") is not None][:shown]
+        missed = int(item.values.get("timeouts", len(lost)))
+        if lost:
+            names = ", ".join(f"{e.get('name')} {e.get('type') or ''}".strip() for e in lost[:TIMEOUTS_SHOWN])
+            more = missed - min(len(lost), TIMEOUTS_SHOWN)
+            slow.insert(0, f"timeouts {names}" + (f" (+{more:,} more)" if more > 0 else ""))
+        lines.append(f"slowest, {item.resolver} {item.pass_name}: {'; '.join(slow) or 'none'}"
                      + (f" ({', '.join(extra)})" if extra else ""))
     return lines
 

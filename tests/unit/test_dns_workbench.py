@@ -58,7 +58,7 @@ def test_the_summary_names_each_resolver_its_counts_tail_and_slowest_names() -> 
     row = next(line for line in lines if line.strip().startswith("10.0.0.2:53") and " cold " in line).split()
     assert row[:9] == ["10.0.0.2:53", "cold", "97", "96", "1", "0", "0", "0", "2"]
     assert "2,500" in row and "7.50" in row
-    assert ("slowest, 10.0.0.2:53 cold: dead0.example A timeout; dead1.example A timeout; slow.example AAAA "
+    assert ("slowest, 10.0.0.2:53 cold: timeouts dead0.example A, dead1.example A; slow.example AAAA "
             "2,500 ms, tcp") in text
     assert "(2 resent, 1 over TCP, 2 timed out)" in text
     assert "queries: squid uploaded queries-access.log (99 queries); sequential, 10 in flight, stub waits 1,2 s" in text
@@ -66,6 +66,18 @@ def test_the_summary_names_each_resolver_its_counts_tail_and_slowest_names() -> 
     assert [(p.resolver, p.pass_name) for p in passes] == [("10.0.0.2:53", "cold"), ("10.0.0.2:53", "warm"),
                                                            ("127.0.0.53:53", "cold"), ("127.0.0.53:53", "warm")]
     assert passes[0].cdf[-1][1] == pytest.approx(97 / 99, abs=1e-6)
+
+
+def test_many_timeouts_do_not_hide_the_slow_names_that_answered() -> None:
+    ctx = Collect()
+    records = _records(900.0, 25)
+    figures_ = dns_stats.summarise(dns_stats.Columns.of_records(records), 9.0)
+    assert [s["ms"] for s in figures_["slowest"]].count(None) == 20 and len(figures_["slowest"]) == 40
+    dns_stats.emit(ctx, figures_, {"resolver": "10.0.0.2:53", "pass": "cold", "engine": "builtin", "queries": 122,
+                                   "source": "x"})
+    text = summary_text("proxy1", "done", ctx.results)
+    assert ("slowest, 10.0.0.2:53 cold: timeouts dead0.example A, dead1.example A, dead2.example A (+22 more); "
+            "slow.example AAAA 900 ms, tcp; gone.example A 4.0 ms, NXDOMAIN") in text
 
 
 def test_a_comparison_reads_the_first_resolvers_cold_pass_and_says_so() -> None:
