@@ -307,6 +307,7 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
             latency, rcode, tries, via = lane.latency, lane.rcode, lane.tries, lane.via
             first_wait = waits[0]
             deadline = now + timeouts[0]
+            before = lane.sent
             for _ in range(room):
                 seq = lane.sent
                 qid = new_id(now)
@@ -328,7 +329,7 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                 inflight[qid] = seq
                 first_wait.append((deadline, index, seq))
             if interval:
-                lane.next_send = max(lane.next_send + interval * room, now - 1.0)   # a stall is no burst
+                lane.next_send = max(lane.next_send + interval * (lane.sent - before), now - 1.0)   # no burst
         if all(lane.done >= lane.total for lane in lanes) and not tcp:
             break
         # -- wait for an answer, the next timeout, the next send slot or the next tick ------------------------
