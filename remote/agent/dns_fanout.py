@@ -152,8 +152,9 @@ def _merged(shares: Sequence[Share], prepared: Any) -> dns_stats.Columns:
 
 
 def default_processes() -> int:
-    """As many senders as dnsperf runs threads (a sender and a receiver), within the cores there are."""
-    return max(1, min(2, os.cpu_count() or 1))
+    """Two senders (dnsperf runs a sender and a receiver thread) where a core is left for everything else: on
+    a 2-core host a second sender only competes with the first (and with a resolver on the same host)."""
+    return max(1, min(2, (os.cpu_count() or 1) - 1))
 
 
 def measure(resolver: Tuple[str, int], queries: Sequence[Tuple[str, str]], window: int = 100, timeout: float = 5.0,
