@@ -260,3 +260,16 @@ def test_dns_form_builds_the_request_params_and_says_what_is_wrong(dialog):
     form.mode.setCurrentIndex(form.mode.findData("max"))
     assert not form.passes.isEnabled() and form.duration.isEnabled()
     assert dialog.choice().params["duration"] == 10.0 and "passes" not in dialog.choice().params
+
+
+def test_a_dns_runs_last_second_is_its_progress_rows_status(qtbot):
+    progress = RunProgress()
+    qtbot.addWidget(progress)
+    progress.add_host("proxy1", 30.0, "dns")
+    progress.add_event("proxy1", {"type": "phase_start", "phase": "cold", "label": "Cold pass, all resolvers"})
+    progress.add_event("proxy1", {"type": "dns_tick", "resolver": "10.0.0.2:53", "pass": "cold", "second": 0,
+                                  "answered": 1234, "timeouts": 2, "lat_ms": {"p50": 1.234, "p90": 3.0, "p99": 40.2}})
+    row = progress.rows["proxy1"]
+    assert row.status_text() == ("running · 10.0.0.2:53 cold: 1,234 answered, p50 1.23 ms, p99 40.2 ms, "
+                                 "2 timeouts")
+    assert row.status_label.toolTip() == row.status_text()
