@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,27 @@ def test_max_mode_runs_dnsperf_on_the_host_and_says_so(workbench, ssh_host: SshT
     events = workbench.store.runs.events(outcome.run_id)
     run_dir = next(e for e in events if e["type"] == "started")["run_dir"]
     assert not os.path.exists(run_dir) and processes_using(run_dir) == []
+
+
+def test_a_cancel_in_the_middle_of_a_replay_stops_it_and_leaves_nothing(workbench, ssh_host: SshTestHost,
+                                                                          tmp_path: Path) -> None:
+    workbench.add_host(ssh_host.spec())
+    workbench.known_hosts.add(ssh_host.host_id, ssh_host.host_key())
+    names = tmp_path / "names.txt"
+    names.write_text("".join(f"drop-{i}.test\n" for i in range(200)))   # nothing answers: 200 x 20 s to wait
+    control = RunControl()
+
+    def on_event(host: str, event: dict) -> None:
+        if event["type"] == "dns_tick":
+            control.cancel()
+
+    with responder("127.0.0.34") as server:
+        params = {"resolvers": server.resolver, "queries": str(names), "timeouts": "10,10", "in_flight": 5}
+        started = time.monotonic()
+        outcome = execute_run(workbench, RunRequest(ssh_host.name, "dns", params, interval=0.5), control, None,
+                              on_event)
+    assert outcome.status == "cancelled" and time.monotonic() - started < 120
+    events = workbench.store.runs.events(outcome.run_id)
+    run_dir = next(e for e in events if e["type"] == "started")["run_dir"]
+    assert not os.path.exists(run_dir) and processes_using(run_dir) == []
+    assert sum(server.udp_seen.values()) <= 10    # the window's first queries, perhaps resent: no more
