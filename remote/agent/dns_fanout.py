@@ -14,7 +14,7 @@ import struct
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
 
-from . import dns_replay, dns_stats
+from . import dns_replay, dns_stats, dns_wire
 
 _LEN = struct.Struct(">I")
 
@@ -51,7 +51,7 @@ def _child(fd: int, resolver: Tuple[str, int], prepared: Any, window: int, timeo
     lane = dns_replay.replay([resolver], prepared, window=window, timeouts=(timeout,), total=10 ** 9,
                              seconds=seconds, on_tick=tick, should_stop=orphaned)[0]
     names = {}  # type: Dict[Any, Any]
-    rcodes = [names[c] if c in names else names.setdefault(c, None if c is None else dns_replay.dns_wire.rcode_name(c))
+    rcodes = [names[c] if c in names else names.setdefault(c, None if c is None else dns_wire.rcode_name(c))
               for c in lane.rcode]
     _write(fd, ("done", {"sent": lane.sent, "latency": lane.latency, "rcode": rcodes, "tries": lane.tries,
                          "via": lane.via, "start": lane.start, "end": lane.end, "stray": lane.stray}))
