@@ -38,6 +38,9 @@ def with_files(request: Any) -> Any:
         return replace(request, params={**request.params, "queries": value[len(HOST_PREFIX):]})
     path = Path(value).expanduser()
     if not path.is_file():
+        if not path.is_absolute():
+            raise FilesError(f"no query list {value} here: give a file on this computer, builtin, or the absolute "
+                             "path of a file on the host")
         return request    # the host's path: the agent says when it is not there either
     try:
         size = path.stat().st_size

@@ -111,6 +111,8 @@ def test_a_local_query_list_is_uploaded_and_a_host_path_stays_the_hosts(tmp_path
     missing = with_files(RunRequest("h", "dns", {"queries": "/var/log/squid/access.log"}))
     assert missing.params["queries"] == "/var/log/squid/access.log" and missing.files == ()
     assert with_files(RunRequest("h", "disk", {"queries": str(local)})).files == ()
+    with pytest.raises(FilesError, match="no query list nowhere.txt here"):
+        with_files(RunRequest("h", "dns", {"queries": "nowhere.txt"}))
 
 
 def test_a_query_list_too_large_to_upload_says_so(tmp_path: Path, monkeypatch) -> None:
