@@ -254,14 +254,18 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
             for _ in range(room):
                 seq = lane.sent
                 qid = new_id(now)
+                message = pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n]
                 try:
-                    send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
+                    send(message)
                 except OSError as exc:
                     if exc.errno in (errno.EAGAIN, errno.ENOBUFS):
                         break       # the socket's buffer is full: poll, then go on
                     if exc.errno != errno.ECONNREFUSED:
                         raise
-                    lane.icmp_errors += 1   # an earlier query's port unreachable: this one did go out
+                    # an earlier query's "port unreachable", said instead of sending this one: once more
+                    lane.icmp_errors += 1
+                    with contextlib.suppress(OSError):
+                        send(message)
                 lane.sent = seq + 1
                 first.append(now)
                 latency.append(None)
@@ -347,11 +351,14 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                     lane.quarantine[qid] = now + QUARANTINE_S
                     finish(lane, seq, now, None, "udp")
                     continue
+                message = pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n]
                 try:
-                    lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
+                    lane.sock.send(message)
                 except OSError as exc:
                     if exc.errno == errno.ECONNREFUSED:
                         lane.icmp_errors += 1
+                        with contextlib.suppress(OSError):
+                            lane.sock.send(message)
                     elif exc.errno not in (errno.EAGAIN, errno.ENOBUFS):
                         raise
                 lane.tries[seq] = level + 2

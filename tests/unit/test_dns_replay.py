@@ -209,3 +209,15 @@ class _Ctx:
         import contextlib
 
         return contextlib.nullcontext()
+
+
+def test_a_resolver_port_that_is_closed_gives_timeouts_and_says_why():
+    import socket
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()    # nothing listens there now: the kernel answers "port unreachable"
+    lane = dns_replay.replay([("127.0.0.1", port)], dns_replay.Prepared([(f"ok{i}.test", "A") for i in range(5)]),
+                             window=5, timeouts=(0.2, 0.2))[0]
+    assert lane.done == 5 and all(ms is None for ms in lane.latency) and lane.icmp_errors > 0
