@@ -365,7 +365,7 @@ def _dnsperf_pass(ctx: Any, path: str, params: Dict[str, Any], resolver: Tuple[s
         lines = [line for line in text.splitlines() if line.strip() and not line.startswith(">")]
         raise RuntimeError("dns: dnsperf failed against {} (exit {}): {}".format(
             label, proc.returncode, (lines[-1] if lines else "no output")[:300]))
-    figures = dns_stats.summarise(dns_stats.Columns.of_records(found["records"]), found["run_s"] or params["duration"])
+    figures = dns_stats.summarise(found["columns"], found["run_s"] or params["duration"])
     # dnsperf's own counts and rate are the figures; the per-query lines give the percentiles
     figures.update(answered=found["completed"], timeouts=found["lost"], rcodes=found["rcodes"], qps=found["qps"])
     dns_stats.emit(ctx, figures, dict(meta, resolver=label, queries=found["sent"],

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
 
+from . import dns_stats
 from .common import EXTRA_TOOL_DIRS
 
 INSTALL_HINT = "install dnsperf (Debian/Ubuntu package dnsperf) for dnsperf's figures"
@@ -63,23 +64,28 @@ def ticks(text: str) -> List[Tuple[float, float]]:
 
 
 def parse(text: str, resolver: str) -> Dict[str, Any]:
-    """dnsperf's output: its statistics and the per-query records (latency in ms, None for a loss)."""
-    records = []  # type: List[Dict[str, Any]]
+    """dnsperf's output: its statistics and the per-query figures as dns_stats.Columns (latency in ms, None for a
+    loss; column by column, as a minute of dnsperf -v is millions of lines)."""
+    names, types, per_query, codes = [], [], [], []  # type: List[str], List[str], List[Optional[float]], List[Any]
     stats = {}  # type: Dict[str, str]
     ticks = []  # type: List[Tuple[float, float]]
     for line in text.splitlines():
         if line.startswith("> "):
             words = line[2:].split()
             if len(words) >= 3 and words[0] == "T":
-                records.append({"name": words[1], "qtype": words[2], "resolver": resolver, "latency_ms": None,
-                                "rcode": None, "tries": 1, "via": "udp"})
+                names.append(words[1])
+                types.append(words[2])
+                per_query.append(None)
+                codes.append(None)
             elif len(words) >= 4:
                 try:
                     ms = float(words[3]) * 1000.0
                 except ValueError:
                     continue
-                records.append({"name": words[1], "qtype": words[2], "resolver": resolver, "latency_ms": ms,
-                                "rcode": words[0], "tries": 1, "via": "udp"})
+                names.append(words[1])
+                types.append(words[2])
+                per_query.append(ms)
+                codes.append(words[0])
             continue
         tick = _TICK.match(line)
         if tick:    # -S 1: "1795683340.854511: 499.395731", wall clock and queries per second
@@ -101,4 +107,6 @@ def parse(text: str, resolver: str) -> Dict[str, Any]:
             "mean_ms": float(latency.group(1)) * 1000 if latency else None,
             "min_ms": float(latency.group(2)) * 1000 if latency else None,
             "max_ms": float(latency.group(3)) * 1000 if latency else None,
-            "records": records, "ticks": ticks, "has_stats": "Queries sent" in stats}
+            "columns": dns_stats.Columns(names.__getitem__, types.__getitem__, per_query, codes, [1] * len(per_query),
+                                         ["udp"] * len(per_query)),
+            "ticks": ticks, "has_stats": "Queries sent" in stats}
