@@ -14,6 +14,7 @@ apt_install postfix python3 python3-venv python3-pip openssh-server openssh-clie
     fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps fish tcsh zsh dash sudo iproute2 faketime \
     util-linux e2fsprogs \
     postgresql-contrib mariadb-server mariadb-client sysbench \
+    dnsperf \
     "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"
 

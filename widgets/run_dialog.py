@@ -37,6 +37,7 @@ from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.repeat_field import RepeatField
 from widgets.run_dbload_form import DbLoadForm
+from widgets.run_dns_form import DnsForm
 from widgets.run_hosts import host_item
 from widgets.run_progress import RunProgress
 from widgets.run_service_forms import MailStormForm, RestoreForm
@@ -45,7 +46,7 @@ from widgets.test_forms_data import PresetView, RunChoice, TestForm
 
 PROGRESS_ROOM = 150    # px kept below the form for the progress rows, so Start does not grow the dialog
 PROGRESS_WIDTH = 1000  # a progress row's fixed columns and its button
-PAGES = ("disk", "cpu", "idle", "mailstorm", "restore")   # the tests this dialog has a form for
+PAGES = ("disk", "cpu", "idle", "mailstorm", "restore", "dns")   # the tests this dialog has a form for
 OPTIONAL_PAGES = ("dbload",)   # forms for tests an older agent may not have: offered when the agent has them
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
@@ -206,12 +207,13 @@ class RunDialog(QDialog):
         self.mail_form = MailStormForm(self.tests["mailstorm"])
         self.restore_form = RestoreForm(self.tests["restore"])
         self.dbload_form = DbLoadForm(self.tests["dbload"]) if "dbload" in self.tests else None
-        for page_form in (self.mail_form, self.restore_form, self.dbload_form):
+        self.dns_form = DnsForm(self.tests["dns"])
+        for page_form in (self.mail_form, self.restore_form, self.dbload_form, self.dns_form):
             if page_form is not None:
                 page_form.changed.connect(self.validate)
 
         pages: dict[str, QWidget] = {"disk": disk, "cpu": cpu, "idle": idle, "mailstorm": self.mail_form,
-                                     "restore": self.restore_form}
+                                     "restore": self.restore_form, "dns": self.dns_form}
         if self.dbload_form is not None:
             pages["dbload"] = self.dbload_form
         self.params_stack = QStackedWidget()
@@ -349,6 +351,8 @@ class RunDialog(QDialog):
             return self.restore_form.params()
         if test == "dbload" and self.dbload_form is not None:
             return self.dbload_form.params()
+        if test == "dns":
+            return self.dns_form.params()
         if test == "idle":
             (warmup_id, warmup_label, _), (measure_id, measure_label, _) = self.idle_phases[0], self.idle_phases[-1]
             return {"phases": [[warmup_id, warmup_label, self.idle_warmup.value()],

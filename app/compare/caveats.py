@@ -87,6 +87,23 @@ def between_caveats(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
         groups = "; ".join(f"{load} on {', '.join(labels)}" for load, labels in loads.items())
         out.append(Caveat("loads differ", f"Database load figures from different tools or workloads ({groups}).",
                           _keys("dbload")))
+    return out + _dns_differences(rows)
+
+
+def _dns_differences(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
+    """DNS figures sent by different engines or from different query lists (the runs' first resolver's pass)."""
+    out: list[Caveat] = []
+    for key, tag, what in (("engine", "engines differ", "with different engines"),
+                           ("source", "query lists differ", "from different query lists")):
+        found: dict[str, list[str]] = {}
+        for label, results in rows:
+            meta = next((_meta(r) for r in results if result_field(r, "test") == "dns"), None)
+            if meta is not None:
+                value = engine_text(meta) if key == "engine" else str(meta.get(key) or "?")
+                found.setdefault(value, []).append(label)
+        if len(found) > 1:
+            groups = "; ".join(f"{value} on {', '.join(labels)}" for value, labels in found.items())
+            out.append(Caveat(tag, f"DNS figures measured {what} ({groups}).", _keys("dns")))
     return out
 
 

@@ -18,6 +18,7 @@ BENCHES = {
     "dbload": "bench_dbload",
     "idle": "bench_idle",
     "disk": "bench_disk",
+    "dns": "bench_dns",
     "mailstorm": "bench_mailstorm",
     "restore": "bench_restore",
     "shared-storage": "bench_shared",

@@ -1,5 +1,5 @@
 """Which benchmark engines and servers the host has, with versions: fio, the MTA, PostgreSQL, iostat, pgbench,
-sysbench."""
+sysbench, dnsperf."""
 import re
 from typing import Dict, List, Optional, Sequence
 
@@ -35,6 +35,15 @@ def probe_fio(collector: Collector) -> Dict[str, object]:
         return _tool(False)
     text = collector.guard("tools.fio", lambda: _output([path, "--version"]), "") or ""
     return _tool(True, first_version(text, "fio-"), path)
+
+
+def probe_dnsperf(collector: Collector) -> Dict[str, object]:
+    """DNS-OARC's dnsperf (the dns test's max mode): it prints "Version 2.10.0" after its usage."""
+    path = which("dnsperf")
+    if not path:
+        return _tool(False)
+    text = collector.guard("tools.dnsperf", lambda: _output([path, "-h"]), "") or ""
+    return _tool(True, first_version(text, "Version"), path)
 
 
 def probe_iostat(collector: Collector) -> Dict[str, object]:
@@ -129,4 +138,5 @@ def gather_tools(collector: Collector) -> Dict[str, object]:
         "pgbench": collector.guard("tools.pgbench", lambda: probe_load_tool(collector, "pgbench", ")"), _tool(False)),
         "sysbench": collector.guard("tools.sysbench", lambda: probe_load_tool(collector, "sysbench", "sysbench"),
                                     _tool(False)),
+        "dnsperf": collector.guard("tools.dnsperf", lambda: probe_dnsperf(collector), _tool(False)),
     }

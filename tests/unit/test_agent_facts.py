@@ -271,7 +271,7 @@ def test_facts_on_this_machine(tmp_path):
     assert facts["cpu"]["sockets"] >= 1 and facts["cpu"]["cores"] <= facts["cpu"]["threads"]
     assert facts["kernel"] == os.uname().release and facts["is_root"] == (os.geteuid() == 0)
     assert facts["test_dir"]["path"] == str(tmp_path.resolve())
-    assert set(facts["tools"]) == {"fio", "mta", "postgresql", "iostat", "pgbench", "sysbench"}
+    assert set(facts["tools"]) == {"fio", "mta", "postgresql", "iostat", "pgbench", "sysbench", "dnsperf"}
     assert all(isinstance(e, str) and "\n" not in e for e in facts["errors"])
     fio = shutil.which("fio")
     assert facts["tools"]["fio"]["present"] == bool(fio)
@@ -359,6 +359,8 @@ def test_tools_found_and_a_hanging_tool_does_not_hang(tmp_path, monkeypatch):
     # as Debian's pgbench and sysbench print their versions
     _fake_tool(tmp_path, "pgbench", "echo 'pgbench (PostgreSQL) 15.20 (Debian 15.20-0+deb12u1)'")
     _fake_tool(tmp_path, "sysbench", "echo 'sysbench 1.0.20'")
+    _fake_tool(tmp_path, "dnsperf", "echo 'Usage: dnsperf [-f family]' >&2; echo 'DNS Performance Testing Tool'; "
+                                    "echo 'Version 2.10.0'; exit 1")
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(common, "EXTRA_TOOL_DIRS", ())
     monkeypatch.setattr(common, "COMMAND_TIMEOUT", 0.5)
@@ -369,6 +371,7 @@ def test_tools_found_and_a_hanging_tool_does_not_hang(tmp_path, monkeypatch):
     assert tools["fio"] == {"present": True, "version": None, "path": str(tmp_path / "fio")}
     assert any(e.startswith("tools.fio: RuntimeError: fio did not finish") for e in collector.errors)
     assert tools["iostat"]["version"] == "12.7.5"
+    assert tools["dnsperf"] == {"present": True, "version": "2.10.0", "path": str(tmp_path / "dnsperf")}
     assert (tools["mta"]["type"], tools["mta"]["version"]) == ("exim", "4.97")
     assert (tools["pgbench"]["version"], tools["sysbench"]["version"]) == ("15.20", "1.0.20")
 
