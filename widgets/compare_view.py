@@ -18,6 +18,7 @@ from widgets.compare_bars import CompareBars
 from widgets.compare_data import ComparisonData, OverlayChoice, SeriesView
 from widgets.compare_overlay import CompareOverlay
 from widgets.compare_table import BASELINE_MARK, BEST_MARK, CAVEAT_MARK, CompareTable
+from widgets.dns_panel import DnsLineView, DnsPanel
 from widgets.plot_items import MUTED, escape
 
 NO_BASELINE = "No baseline"
@@ -89,6 +90,8 @@ class ComparisonView(QWidget):
         self.caveats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.bars = CompareBars()
         self.overlay = CompareOverlay(overlays)
+        self.dns_title = _section("DNS resolvers: latency distribution, counts and slowest names")
+        self.dns = DnsPanel()
         self.content = QWidget()
         body = QVBoxLayout(self.content)
         body.setContentsMargins(0, 0, 0, 0)
@@ -105,6 +108,8 @@ class ComparisonView(QWidget):
         body.addWidget(self.caveats_label)
         body.addWidget(_section("Figures side by side"))
         body.addWidget(self.bars)
+        body.addWidget(self.dns_title)
+        body.addWidget(self.dns)
         body.addWidget(_section("Telemetry during the tests"))
         body.addWidget(self.overlay)
         page = QWidget()
@@ -148,6 +153,10 @@ class ComparisonView(QWidget):
         if self.overlay.set_comparison(comparison):
             self.overlay.request()
 
+    def set_dns(self, lines: Sequence[DnsLineView]) -> None:
+        """The dns runs' lines (one per resolver and pass); the section is hidden without any."""
+        self.dns_title.setVisible(self.dns.set_lines(lines))
+
     def set_overlays(self, curves: Sequence[SeriesView]) -> None:
         self.overlay.set_overlays(curves)
 
@@ -164,6 +173,7 @@ class ComparisonView(QWidget):
         self.prices_label.setText("")
         self.prices_label.hide()
         self.bars.clear()
+        self.set_dns([])
         self.overlay.clear()
         self.content.setVisible(False)
 

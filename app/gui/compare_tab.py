@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.compare.dns import dns_comparison
 from app.compare.model import Comparison, RunInput, build, load_inputs
 from app.compare.overlay import aligned, overlay_runs
 from app.errors import USER_ERRORS
@@ -255,6 +256,8 @@ class CompareTab(QWidget):
             self.view.clear(str(exc))
         else:
             self.view.set_comparison(self.comparison)
+            self.view.set_dns(dns_comparison((run.record.id, run.record.host_name, run.results)
+                                             for run in self.inputs).lines)
         self._update_buttons()
 
     def set_baseline(self, run_id: int | None) -> None:
