@@ -92,8 +92,10 @@ class RunSession(RunEnding, RunLiveness):
         control: Control | None = None,
         parser: Any = None,
         computer: Any = None,
+        files: tuple[tuple[str, bytes], ...] = (),
     ) -> None:
         self.host = transport.name
+        self.files = tuple(files)    # (plain name, content): into the run directory with the agent
         self.test = test
         self.uses_agent = test != MONITOR
         self.params = benches.validate(test, params or {}) if self.uses_agent else dict(params or {})
@@ -173,7 +175,8 @@ class RunSession(RunEnding, RunLiveness):
         probed, python = self.response_times.timed(
             lambda: look_around(self.transport, self.uses_agent, timeout=self.command_timeout))
         self.run_dir = run_dir = self.transport.make_private_dir(
-            need_bytes=len(agent) + len(sampler_script()) + telemetry, probed=probed)
+            need_bytes=len(agent) + len(sampler_script()) + telemetry + sum(len(d) for _n, d in self.files),
+            probed=probed)
         self.event_tail = EventTail(f"{run_dir}/events.jsonl")
         self.sample_tail = SampleTail(f"{run_dir}/samples.raw", self._parser or RawTickParser(),
                                       self._computer or TelemetryComputer())
@@ -188,6 +191,7 @@ class RunSession(RunEnding, RunLiveness):
                 if secrets:   # never in a file: written into a fifo the agent reads once (run_secrets)
                     spec["secrets"] = SECRETS_FIFO
                 uploads.append((json.dumps(spec).encode(), f"{run_dir}/spec.json", 0o600))
+                uploads += [(data, f"{run_dir}/{name}", 0o600) for name, data in self.files]
             unchecked = put_run_files(self.transport, uploads)
             # a monitor's sampler ends the measurement itself: a slow link cannot make it longer
             sampler = start_command(run_dir, self.interval, seconds=None if self.uses_agent else self.duration)

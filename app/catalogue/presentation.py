@@ -11,10 +11,11 @@ from app.catalogue.model import HIGHER, LOWER, MetricSpec
 
 # the run dialog's order and names
 MENU_LABELS = {"disk": "Disk", "cpu": "CPU", "idle": "Idle (demo)", "mailstorm": "Mail storm",
-               "restore": "Restore (PostgreSQL)", "shared-storage": "Shared storage (many clients)"}
+               "restore": "Restore (PostgreSQL)", "shared-storage": "Shared storage (many clients)",
+               "dns": "DNS resolvers"}
 # names in tables, headings and the report ("monitor" is a stored run that is not a test)
 TEST_LABELS = {"disk": "Disk", "cpu": "CPU", "mailstorm": "Mail storm", "restore": "Restore", "idle": "Idle",
-               "monitor": "Monitor", "shared-storage": "Shared storage"}
+               "monitor": "Monitor", "shared-storage": "Shared storage", "dns": "DNS"}
 # the agent's disk job names (remote/agent/bench_disk.py) as a reader names them, in the order a reader expects
 JOB_LABELS = {"randread_4k": "Random read 4 KiB", "randread_1m": "Random read 1 MiB",
               "syncwrite_4k": "Sync write 4 KiB", "syncwrite_1m": "Sync write 1 MiB",
@@ -73,6 +74,10 @@ COMPARED: tuple[MetricSpec, ...] = (
     MetricSpec("restore:restore_j1.total_s", "restore", "Restore -j 1", "s", LOWER),
     MetricSpec("restore:restore_jN.total_s", "restore", "Restore -j N", "s", LOWER, headline=True),
     MetricSpec("restore:file_restore.total_s", "restore", "File-level restore", "s", LOWER, headline=True),
+    # a dns run's first resolver, first pass (app.compare.metrics): the whole list's time decides, then the tail
+    MetricSpec("dns:total_s", "dns", "DNS list total", "s", LOWER, headline=True),
+    MetricSpec("dns:p50_ms", "dns", "DNS p50", "ms", LOWER),
+    MetricSpec("dns:p99_ms", "dns", "DNS p99", "ms", LOWER),
     # the TOTAL run of a shared-storage sweep: the highest total of its steps (app/engine/shared_run.py)
     MetricSpec("shared-storage:sweep.best_ops", "shared-storage", "Shared storage, best total", "op/s", HIGHER,
                headline=True),

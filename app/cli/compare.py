@@ -16,6 +16,7 @@ from app.compare.prices import parse_price, price_to_json
 from app.compare.table import csv_text, steadiness_lines, text_table
 from app.compare.ties import LEGEND, TIE_RULE
 from app.report.content import PAGE_SIZES, ReportError, ReportOptions
+from app.summary.dns import DnsPass
 from app.util.atomic_file import write_text_atomically
 from app.workbench import Workbench
 from storage.records import HostPrice
@@ -146,6 +147,13 @@ def price_argument(text: str) -> tuple[str, HostPrice]:
         raise argparse.ArgumentTypeError(f"--price {host.strip()}: {exc}") from None
 
 
+def dns_json(item: DnsPass) -> dict[str, Any]:
+    """One resolver's pass of a dns run: its figures, the slowest names and the latency CDF."""
+    return {"resolver": item.resolver, "pass": item.pass_name, "engine": item.meta.get("engine"),
+            "queries": item.meta.get("queries"), "source": item.meta.get("source"), "values": item.values,
+            "slowest": item.slowest, "cdf": item.cdf}
+
+
 def comparison_json(comparison: Comparison) -> dict[str, Any]:
     """The comparison for scripts: metrics, one entry per server with its cells, summary and caveats."""
     return {
@@ -155,7 +163,8 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "rows": [{"label": row.label, "host": row.host, "run_ids": list(row.run_ids), "tests": list(row.tests),
                   "spec": row.spec, "baseline": row.baseline,
                   "cells": {key: _cell_json(cell) for key, cell in row.cells.items()},
-                  "caveats": [{"tag": c.tag, "text": c.text} for c in row.caveats]}
+                  "caveats": [{"tag": c.tag, "text": c.text} for c in row.caveats],
+                  **({"dns": [dns_json(item) for item in row.dns]} if row.dns else {})}
                  for row in comparison.rows],
         "prices": {row.label: price_to_json(row.price) for row in comparison.rows if row.price is not None},
         "standings": [standing.to_json() for standing in comparison.standings],

@@ -10,7 +10,7 @@ import argparse
 import getpass
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from app.catalogue import CATALOGUE
@@ -41,6 +41,7 @@ from app.engine.repeats import (
     outcome_summary,
     parse_repeat,
 )
+from app.engine.run_files import FilesError, with_files
 from app.summary.base import warning_messages
 from app.summary.disk_cpu import version_differences
 from app.summary.many_hosts import outcome_lines
@@ -127,11 +128,12 @@ def _run(bench: Workbench, args: argparse.Namespace) -> int:
         if params.get("preset", args.preset) != args.preset:
             raise UsageError(f"--preset {args.preset} and --set preset={params['preset']} disagree")
         params["preset"] = args.preset
-    requests = [RunRequest(host=host, test=args.test, params=params, interval=args.interval) for host in args.hosts]
-    try:
-        validate_request(requests[0])
-    except RunRequestError as exc:
+    try:   # a local query list is read once, here, and uploaded to every host
+        template = with_files(RunRequest(host="", test=args.test, params=params, interval=args.interval))
+        validate_request(template)
+    except (RunRequestError, FilesError) as exc:
         raise UsageError(str(exc)) from None
+    requests = [replace(template, host=host) for host in args.hosts]
     for host in args.hosts:
         bench.get_host(host)   # an unknown name is a usage error before anything starts
     passwords = {host: ask_password(bench, host) for host in args.hosts}

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from app.cli.commands import command_help
 from app.cli.common import UsageError, expand_hosts, positive_count, print_json, print_table, stored_id
 from app.cli.exits import Exit
+from app.summary.dns import dns_text
 from app.summary.facts import facts_lines
 from app.summary.spread_text import SD_LEGEND, result_line, spread_of_result
 from app.workbench import Workbench
@@ -105,7 +106,10 @@ def _show(bench: Workbench, args: argparse.Namespace) -> int:
         print("parameters: " + ", ".join(f"{k}={v}" for k, v in run.parameters.items()))
     if run.error:
         print(f"error: {run.error}")
-    for s in detail.results:
+    shown = dns_text(detail.results, indent="")   # a dns run's figures are per resolver and pass: its table
+    for line in shown:
+        print(line)
+    for s in ([] if shown else detail.results):
         print(result_line(s))   # with "±x % (min–max ...)" when the figure has a spread
     if any(spread_of_result(s) is not None for s in detail.results):
         print(SD_LEGEND)

@@ -34,6 +34,7 @@ from app.compare.ties import TIE
 from app.engine.host_prices import host_prices
 from app.engine.repeat_record import until_stable_missed
 from app.summary.base import number, warning_messages
+from app.summary.dns import DnsPass, dns_passes
 from app.summary.facts import spec_line
 from app.summary.spread_basis import FROM_REPEATS_ONLY, from_repeats_only
 from storage.records import HostPrice, ResultSample, RunRecord, RunStatus, Spread
@@ -113,6 +114,7 @@ class Row:
     caveats: tuple[Caveat, ...]
     baseline: bool = False
     price: HostPrice | None = None
+    dns: tuple[DnsPass, ...] = ()       # a dns run's every resolver and pass (the cells compare one of them)
 
     @property
     def run_ids(self) -> tuple[int, ...]:
@@ -318,7 +320,7 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
         facts = next((run.facts for run in reversed(group) if run.facts), None)
         rows.append(Row(label, group[0].record.host_name, tuple(run.record for run in group), facts,
                         spec_line(facts) if facts else "no facts stored", cells, tuple(notes),
-                        baseline=index == base_index, price=row_prices[index]))
+                        baseline=index == base_index, price=row_prices[index], dns=tuple(dns_passes(results))))
     return Comparison(tuple(rows), shown, tuple(between), standings_for([m for m in shown if m.headline], rows))
 
 

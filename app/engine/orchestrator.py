@@ -17,6 +17,7 @@ from app.engine.consistency import PhaseSample
 from app.engine.lock import RunLock
 from app.engine.pool import START_GATE
 from app.engine.result_rates import stored_results, without_rates
+from app.engine.run_files import FilesError, files_record, with_files
 from app.engine.settings import Settings
 from app.engine.test_dir import FROM_HOST, TestDirChoice, choose_test_dir
 from app.errors import USER_ERRORS, AppError
@@ -73,6 +74,8 @@ class RunRequest:
     margin: float = DEFAULT_MARGIN             # seconds the host side outlives a vanished workbench
     reconnect_budget: float | None = None      # seconds; None: the settings' (DEFAULT_RECONNECT_BUDGET)
     devices: tuple[str, ...] = ()              # shown besides the whole disks: partitions, hidden devices
+    files: tuple[tuple[str, bytes], ...] = ()  # uploaded into the run directory: (plain name, content)
+    file_sources: tuple[tuple[str, str, int, str], ...] = ()   # (name, local path, bytes, sha256) for the record
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,8 @@ class RunControl:
 
 
 def validate_request(request: RunRequest) -> dict[str, Any]:
-    """The test's parameters with defaults filled in; RunRequestError when something is wrong."""
+    """The test's parameters with defaults filled in; RunRequestError when something is wrong (a request
+    naming a local file goes through with_files first)."""
     if not MIN_INTERVAL <= request.interval <= MAX_INTERVAL:
         raise RunRequestError(f"interval must be {MIN_INTERVAL:g}-{MAX_INTERVAL:g} s, not {request.interval:g}")
     if request.duration is not None and request.duration <= 0:
@@ -156,6 +160,10 @@ def execute_run(
     this thread.
     """
     control = control or RunControl()
+    try:
+        request = with_files(request)   # a local query list: read here, uploaded with the agent
+    except FilesError as exc:
+        raise RunRequestError(str(exc)) from None
     params = validate_request(request)
     spec = workbench.get_host(request.host)
     host = spec.name
@@ -170,6 +178,8 @@ def execute_run(
         raise
     parameters = {"interval": request.interval, "duration": request.duration, "margin": request.margin,
                   "params": benches.redact(params)}
+    if request.file_sources:
+        parameters["uploads"] = files_record(request)
     # held while this process drives the run: a later Benchbay sees it free only once we are gone
     lock = RunLock.create(workbench.home) if getattr(workbench, "home", None) else None
     try:
@@ -207,7 +217,7 @@ def new_session(workbench: RunServices, transport: Transport, request: RunReques
              password: str | None) -> RunSession:
     host = transport.name
     return RunSession(
-        transport, request.test, params, interval=request.interval, run_id=str(run_id),
+        transport, request.test, params, interval=request.interval, run_id=str(run_id), files=request.files,
         duration=request.duration, margin=request.margin, reconnect_budget=_budget(workbench, request),
         connect=lambda: workbench.connect(host, password), control=control,
         computer=TelemetryComputer(include=set(request.devices)),

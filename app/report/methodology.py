@@ -169,6 +169,35 @@ def restore_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list
     return out
 
 
+def dns_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[str]:
+    """What the dns test sent, where to, and what a timeout means."""
+    meta = next((dict(r.metadata) for r in results if r.test == "dns"), {})
+    resolvers = list(dict.fromkeys(str(r.metadata.get("resolver")) for r in results
+                                   if r.test == "dns" and r.metadata.get("resolver")))
+    source = meta.get("source") or params.get("queries") or "a query list"
+    who = ", ".join(resolvers) if resolvers else str(params.get("resolvers") or "the resolvers named")
+    if (params.get("mode") or meta.get("mode")) == "max":
+        return [f"Maximum throughput: the list ({source}) was sent in a loop to each resolver ({who}) for "
+                f"{_seconds(params.get('duration') or meta.get('duration') or 0)}, "
+                f"{meta.get('in_flight') or params.get('in_flight')} queries in flight, no resend, "
+                f"by {engine_text(meta) or 'the built-in engine'}."]
+    order = params.get("order") or meta.get("order") or "sequential"
+    passes = str(params.get("passes") or "cold,warm").replace(",", " then ")
+    rate = params.get("rate") or meta.get("rate")
+    out = [f"The same query list ({source}) was sent from the host to each resolver ({who}), "
+           + ("one resolver after the other" if order == "sequential" else "to all resolvers at once")
+           + f", {passes} pass" + ("es" if "then" in passes else "")
+           + f", {params.get('in_flight') or meta.get('in_flight')} queries in flight"
+           + (f", at most {rate:g} queries per second" if rate else "") + "; the cold pass fills the resolver's "
+           "cache, the warm pass shows the cached speed.",
+           f"Each query behaved as a stub resolver's: waits of {params.get('timeouts') or meta.get('timeouts')} s "
+           "(a resend after each but the last), then a timeout; "
+           + ("a truncated answer was asked again over TCP" if params.get("tcp_fallback", True)
+              else "a truncated answer was taken as it was")
+           + ". Latencies run from the first send and cover answered queries only; timeouts are counted apart."]
+    return out
+
+
 def engine_of(run: RunRecord, results: Sequence[Any]) -> str:
     """The engine and its version, or for CPU the interpreter and libraries that did the work."""
     if run.test == "cpu":
@@ -222,6 +251,8 @@ def what_was_done(test: str, params: Mapping[str, Any], results: Sequence[Any]) 
         return restore_sentences(params, results)
     if test == SHARED_TEST:
         return shared_sentences(params, results)
+    if test == "dns":
+        return dns_sentences(params, results)
     return [f"The {CATALOGUE.label(test).lower()} test with its default settings."]
 
 

@@ -26,6 +26,7 @@ from app.summary.disk_cpu import (
     job_label,
     sweep_knee,
 )
+from app.summary.dns import dns_lines, dns_table
 from app.summary.mail_series import mail_series
 from app.summary.services import (
     FILE_LEVEL_LABEL,
@@ -95,6 +96,9 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
         lines = tuple(mail_lines(results) + restore_lines(results)
                       + ["Consistency, " + line for line in consistency_lines(results)])
         table = _service_table(results)
+    elif "dns" in tests:
+        table = _plain_table(dns_table(results))
+        lines = tuple(dns_lines(results, shown=10))
     elif jobs:
         table = _disk_table(jobs)
         latency = _latency_charts(jobs)
@@ -159,8 +163,11 @@ def _service_badges(results: Sequence[Any]) -> tuple[str, ...]:
 
 
 def _service_table(results: Sequence[Any]) -> TableData:
-    table: Table = (mail_latency_table(results) if any(s.test == "mailstorm" for s in results)
-                    else restore_table(results))
+    return _plain_table(mail_latency_table(results) if any(s.test == "mailstorm" for s in results)
+                        else restore_table(results))
+
+
+def _plain_table(table: Table) -> TableData:
     # the command line's "-" for no value is the window's "—"
     rows = [[CellData(NOT_AVAILABLE if text == MISSING else text, align=Align.RIGHT if column else Align.LEFT)
              for column, text in enumerate(cells)] for cells in table.rows]

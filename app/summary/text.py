@@ -9,10 +9,11 @@ from typing import Any
 from app.catalogue.caveats import summary_caveats
 from app.summary.base import Table, result_parts, run_evidence
 from app.summary.disk_cpu import CPU_PHASES, cpu_lines, cpu_table, disk_jobs, disk_table, sweep_line
+from app.summary.dns import dns_text
 from app.summary.services import service_text
 from app.summary.spread_text import SD_LEGEND, consistency_line, disk_consistency_table, spread_of_result
 
-SUMMARISED = ("disk", "cpu", "mailstorm", "restore")   # tests with their own tables
+SUMMARISED = ("disk", "cpu", "mailstorm", "restore", "dns")   # tests with their own tables
 CPU_PHASE_LABELS = ("single core", "all cores")
 
 
@@ -61,6 +62,8 @@ def summary_text(host: str, status: str, results: Sequence[Any], warnings: Seque
         lines += service_text(results)
         if "mailstorm" in tests:
             lines += ["  consistency, " + line for line in consistency_lines(results)]
+    if "dns" in tests:
+        lines += dns_text(results)
     if tests - set(SUMMARISED):
         lines.append(other_table(results).text("  "))
     if any(spread_of_result(r) is not None for r in results):

@@ -17,6 +17,7 @@ BENCHES = {
     "cpu": "bench_cpu",
     "idle": "bench_idle",
     "disk": "bench_disk",
+    "dns": "bench_dns",
     "mailstorm": "bench_mailstorm",
     "restore": "bench_restore",
     "shared-storage": "bench_shared",

@@ -1,0 +1,417 @@
+"""Replaying a query list against resolvers over UDP, as a stub resolver would, many queries in flight.
+
+One connected UDP socket per resolver (the kernel drops datagrams from anyone else), one poll loop for
+all of them. A query is sent with a random id not in flight; an answer counts only when its id is in
+flight and it echoes the question sent, so a stray or late answer (to a query given up, or a second
+answer to a resent one) is ignored. The stub's schedule is explicit: timeouts (1.0, 2.0) = wait 1 s,
+send again (same id), wait 2 s, then it is a timeout. Latency is from the first send, as a client
+waits it. A truncated answer (TC bit) is asked again over TCP when tcp_fallback is on.
+
+Interleaved: every resolver gets its own copy of the list and its own window, all in the same loop,
+so they see the same moments of the network; sequential: one resolver after the other (call once
+per resolver).
+"""
+import contextlib
+import errno
+import heapq
+import os
+import random
+import select
+import socket
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
+
+from . import dns_wire
+from .dns_stats import Columns
+
+TICK_S = 1.0
+STOP_CHECK_S = 0.2
+QUARANTINE_S = 30.0     # an id given up (or resent) is not used again for this long: its late answer stays stray
+RCVBUF = 4 << 20
+RECV_SIZE = 65535
+
+
+class Prepared:
+    """A query list ready to send: each (name, type) encoded once."""
+
+    def __init__(self, queries: Sequence[Tuple[str, str]], edns_size: Optional[int] = None, rd: bool = True) -> None:
+        self.names = []  # type: List[str]
+        self.types = []  # type: List[str]
+        self.bodies = []  # type: List[bytes]    # question (and OPT) bytes
+        self.quest = []  # type: List[bytes]     # the question as an answer echoes it
+        self.flags = dns_wire.FLAG_RD if rd else 0
+        skipped = []  # type: List[str]
+        for name, qtype in queries:
+            try:
+                code = dns_wire.qtype_code(qtype)
+                body, arcount = dns_wire.question(name.lower(), code, edns_size)
+            except dns_wire.WireError as exc:
+                skipped.append(str(exc))
+                continue
+            self.names.append(name)
+            self.types.append(dns_wire.qtype_name(code))
+            self.bodies.append(body)
+            self.quest.append(body[:len(body) - 11] if arcount else body)
+        self.arcount = 1 if edns_size is not None else 0
+        self.skipped = skipped
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def parse_resolver(text: str) -> Tuple[str, int]:
+    """ "10.0.0.2" -> ("10.0.0.2", 53), "[::1]:5353" / "127.0.0.1:5353" -> with the port; ValueError if wrong."""
+    text = text.strip()
+    host, port = text, 53
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        if rest:
+            if not rest.startswith(":") or not rest[1:].isdigit():
+                raise ValueError("resolver {!r}: give [ADDRESS]:PORT".format(text))
+            port = int(rest[1:])
+    elif text.count(":") == 1:
+        host, _, number = text.partition(":")
+        if not number.isdigit():
+            raise ValueError("resolver {!r}: the port must be a number".format(text))
+        port = int(number)
+    if not host or not 0 < port < 65536:
+        raise ValueError("resolver {!r}: give ADDRESS or ADDRESS:PORT".format(text))
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+            return host, port
+        except (OSError, ValueError):
+            continue
+    raise ValueError("resolver {!r}: give an IP address (a name would need a resolver itself)".format(text))
+
+
+def resolver_text(host: str, port: int) -> str:
+    return "[{}]:{}".format(host, port) if ":" in host else "{}:{}".format(host, port)
+
+
+class Lane:
+    """One resolver's share of a replay: its socket, its window and what came back."""
+
+    def __init__(self, resolver: Tuple[str, int], prepared: Prepared, total: int) -> None:
+        self.resolver = resolver
+        self.label = resolver_text(*resolver)
+        self.prepared = prepared
+        self.total = total          # queries to send: len(prepared), or more when the list is looped
+        family = socket.AF_INET6 if ":" in resolver[0] else socket.AF_INET
+        self.family = family
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
+        with contextlib.suppress(OSError):   # the kernel's limit is as good
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
+        self.sock.connect(resolver)
+        self.sock.setblocking(False)
+        self.sent = 0
+        self.done = 0
+        self.inflight = {}  # type: Dict[int, int]   # id -> sequence number
+        self.quarantine = {}  # type: Dict[int, float]
+        # per sequence number: first send (monotonic), latency ms or None, rcode, tries, via
+        self.first = []  # type: List[float]
+        self.latency = []  # type: List[Optional[float]]
+        self.rcode = []  # type: List[Optional[int]]
+        self.tries = []  # type: List[int]
+        self.via = []  # type: List[str]
+        self.ids = []  # type: List[int]
+        self.icmp_errors = 0
+        self.stray = 0
+        self.next_send = 0.0
+        self.start = 0.0
+        self.end = 0.0
+        # the current second's figures, for the live ticks
+        self.tick_second = 0
+        self.tick_lat = []  # type: List[float]
+        self.tick_timeouts = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def new_id(self, now: float) -> int:
+        getbits, inflight, quarantine = random.getrandbits, self.inflight, self.quarantine
+        while True:
+            qid = getbits(16)
+            if qid in inflight:
+                continue
+            until = quarantine.get(qid)
+            if until is None:
+                return qid
+            if until < now:
+                del quarantine[qid]
+                return qid
+
+    def columns(self) -> Any:
+        """The per-query figures as dns_stats.Columns (rcode names; None for a timeout)."""
+        prep, n = self.prepared, len(self.prepared)
+        names = {}  # type: Dict[Optional[int], Optional[str]]
+        rcodes = [names[c] if c in names else names.setdefault(c, None if c is None else dns_wire.rcode_name(c))
+                  for c in self.rcode]
+        return Columns(lambda i: prep.names[i % n], lambda i: prep.types[i % n], self.latency, rcodes,
+                       self.tries, self.via)
+
+    def records(self, wall0: float, mono0: float) -> List[Dict[str, Any]]:
+        prep, n = self.prepared, len(self.prepared)
+        out = []
+        for seq in range(self.sent):
+            lat = self.latency[seq]
+            code = self.rcode[seq]
+            out.append({"name": prep.names[seq % n], "qtype": prep.types[seq % n], "resolver": self.label,
+                        "sent_at": round(wall0 + self.first[seq] - mono0, 6),
+                        "latency_ms": None if lat is None else round(lat, 3),
+                        "rcode": None if code is None else dns_wire.rcode_name(code),
+                        "tries": self.tries[seq], "via": self.via[seq]})
+        return out
+
+
+class TcpAsk:
+    """A truncated answer asked again over TCP: connect, send the framed query, read one framed answer."""
+
+    def __init__(self, lane: Lane, seq: int, message: bytes, deadline: float) -> None:
+        self.lane, self.seq, self.deadline = lane, seq, deadline
+        self.sock = socket.socket(lane.family, socket.SOCK_STREAM)
+        self.sock.setblocking(False)
+        self.out = dns_wire.frame(message)
+        self.inbuf = b""
+        self.qid = dns_wire.HEADER.unpack_from(message, 0)[0]
+        code = self.sock.connect_ex(lane.resolver)
+        if code not in (0, errno.EINPROGRESS):
+            raise OSError(code, os.strerror(code))
+
+
+TickCallback = Callable[[Lane, int, List[float], int], None]
+
+
+def replay(resolvers: Sequence[Tuple[str, int]], prepared: Prepared, window: int = 10,
+           rate: Optional[float] = None, timeouts: Sequence[float] = (1.0, 2.0), tcp_fallback: bool = True,
+           total: Optional[int] = None, seconds: Optional[float] = None,
+           on_tick: Optional[TickCallback] = None, should_stop: Optional[Callable[[], None]] = None) -> List[Lane]:
+    """Send the prepared list to every resolver at once (one lane each); returns the lanes with their figures.
+
+    total: queries per resolver (default the list once; more loops the list); seconds: stop sending after
+    this long (max mode; what is in flight then is still waited for). should_stop raises to end the run."""
+    if not timeouts:
+        raise ValueError("timeouts: at least one wait")
+    total = len(prepared) if total is None else total
+    if not prepared and total:
+        raise ValueError("no query to send")
+    lanes = [Lane(r, prepared, total) for r in resolvers]
+    try:
+        _loop(lanes, prepared, max(1, int(window)), rate, tuple(float(t) for t in timeouts), tcp_fallback,
+              seconds, on_tick, should_stop)
+    finally:
+        for lane in lanes:
+            lane.close()
+    return lanes
+
+
+def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float], timeouts: Tuple[float, ...],
+          tcp_fallback: bool, seconds: Optional[float], on_tick: Optional[TickCallback],
+          should_stop: Optional[Callable[[], None]]) -> None:
+    monotonic = time.monotonic
+    pack = dns_wire.HEADER.pack
+    flags, arcount = prep.flags, prep.arcount
+    bodies, quest, n = prep.bodies, prep.quest, len(prep)
+    last_try = len(timeouts)
+    heap = []  # type: List[Tuple[float, int, int, int]]   # (deadline, lane index, seq, try) of UDP waits
+    poller = select.poll()
+    by_fd = {}  # type: Dict[int, Lane]
+    for lane in lanes:
+        poller.register(lane.sock.fileno(), select.POLLIN)
+        by_fd[lane.sock.fileno()] = lane
+    tcp = {}  # type: Dict[int, TcpAsk]
+    start = monotonic()
+    for lane in lanes:
+        lane.start = lane.next_send = start
+    send_until = start + seconds if seconds else None
+    next_check = start + STOP_CHECK_S
+    interval = 1.0 / rate if rate else 0.0
+    active = list(range(len(lanes)))
+
+    def finish(lane: Lane, seq: int, now: float, code: Optional[int], via: str) -> None:
+        if code is None:
+            lane.latency[seq] = None
+            lane.tick_timeouts += 1
+        else:
+            ms = (now - lane.first[seq]) * 1000.0
+            lane.latency[seq] = ms
+            lane.rcode[seq] = code
+            lane.tick_lat.append(ms)
+        lane.via[seq] = via
+        lane.done += 1
+        lane.end = now
+
+    def go_tcp(lane: Lane, seq: int, qid: int, now: float) -> None:
+        message = pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n]
+        try:
+            ask = TcpAsk(lane, seq, message, now + max(timeouts))
+        except OSError:
+            finish(lane, seq, now, None, "tcp")
+            return
+        tcp[ask.sock.fileno()] = ask
+        poller.register(ask.sock.fileno(), select.POLLOUT)
+
+    def tcp_event(ask: TcpAsk, event: int, now: float) -> None:
+        fd = ask.sock.fileno()
+        done = False
+        try:
+            if ask.out and event & (select.POLLOUT | select.POLLERR | select.POLLHUP):
+                sent = ask.sock.send(ask.out)
+                ask.out = ask.out[sent:]
+                if not ask.out:
+                    poller.modify(fd, select.POLLIN)
+            elif event & (select.POLLIN | select.POLLERR | select.POLLHUP):
+                chunk = ask.sock.recv(RECV_SIZE)
+                if not chunk:
+                    raise OSError(errno.ECONNRESET, "closed")
+                ask.inbuf += chunk
+                messages, ask.inbuf = dns_wire.unframe(ask.inbuf)
+                for data in messages:
+                    if len(data) >= 12 and dns_wire.HEADER.unpack_from(data, 0)[0] == ask.qid and data[2] & 0x80:
+                        finish(ask.lane, ask.seq, now, data[3] & 0x0F, "tcp")
+                        done = True
+                        break
+        except (OSError, ValueError):
+            finish(ask.lane, ask.seq, now, None, "tcp")
+            done = True
+        if done:
+            poller.unregister(fd)
+            del tcp[fd]
+            ask.sock.close()
+
+    while True:
+        now = monotonic()
+        # -- send: round robin over the lanes, each up to its window and its rate ---------------------------
+        sending = True
+        while sending:
+            sending = False
+            for index in active:
+                lane = lanes[index]
+                if lane.sent >= lane.total or len(lane.inflight) >= window:
+                    continue
+                if interval and lane.next_send > now:
+                    continue
+                if send_until is not None and now >= send_until:
+                    lane.total = lane.sent
+                    continue
+                seq = lane.sent
+                qid = lane.new_id(now)
+                try:
+                    lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
+                except OSError as exc:
+                    if exc.errno in (errno.EAGAIN, errno.ENOBUFS):
+                        break       # the socket's buffer is full: poll, then go on
+                    if exc.errno != errno.ECONNREFUSED:
+                        raise
+                    lane.icmp_errors += 1   # an earlier query's port unreachable: this one did go out
+                lane.sent += 1
+                lane.first.append(now)
+                lane.latency.append(None)
+                lane.rcode.append(None)
+                lane.tries.append(1)
+                lane.via.append("udp")
+                lane.ids.append(qid)
+                lane.inflight[qid] = seq
+                heapq.heappush(heap, (now + timeouts[0], index, seq, 1))
+                if interval:
+                    lane.next_send += interval
+                    if lane.next_send < now - 1.0:   # a stall does not turn into a burst
+                        lane.next_send = now
+                sending = True
+        if all(lane.done >= lane.total for lane in lanes) and not tcp:
+            break
+        # -- wait for an answer, the next timeout, the next send slot or the next tick ------------------------
+        wake = now + STOP_CHECK_S
+        if heap and heap[0][0] < wake:
+            wake = heap[0][0]
+        if interval:
+            for index in active:
+                lane = lanes[index]
+                if lane.sent < lane.total and len(lane.inflight) < window and lane.next_send < wake:
+                    wake = lane.next_send
+        for ask in tcp.values():
+            if ask.deadline < wake:
+                wake = ask.deadline
+        wait_ms = max(0, int((wake - now) * 1000.0 + 0.999))
+        events = poller.poll(wait_ms)
+        now = monotonic()
+        for fd, event in events:
+            lane = by_fd.get(fd)
+            if lane is None:
+                ask = tcp.get(fd)
+                if ask is not None:
+                    tcp_event(ask, event, now)
+                continue
+            recv, inflight = lane.sock.recv, lane.inflight
+            while True:
+                try:
+                    data = recv(RECV_SIZE)
+                except (BlockingIOError, InterruptedError):
+                    break
+                except ConnectionRefusedError:
+                    lane.icmp_errors += 1
+                    continue
+                if len(data) < 12 or not data[2] & 0x80:
+                    lane.stray += 1
+                    continue
+                qid = (data[0] << 8) | data[1]
+                seq = inflight.get(qid)
+                if seq is None:
+                    lane.stray += 1
+                    continue
+                q = quest[seq % n]
+                echoed = data[12:12 + len(q)]
+                if echoed != q and (echoed[:-4].lower() != q[:-4] or echoed[-4:] != q[-4:]):
+                    lane.stray += 1     # another question (0x20 case changes aside): not this query's answer
+                    continue
+                del inflight[qid]
+                if lane.tries[seq] > 1:
+                    lane.quarantine[qid] = now + QUARANTINE_S   # the other try's answer may still come
+                if data[2] & 0x02 and tcp_fallback:
+                    lane.quarantine[qid] = now + QUARANTINE_S
+                    go_tcp(lane, seq, qid, now)
+                    continue
+                finish(lane, seq, now, data[3] & 0x0F, "udp")
+        # -- timeouts: resend with the same id, or give up ---------------------------------------------------
+        while heap and heap[0][0] <= now:
+            _deadline, index, seq, tried = heapq.heappop(heap)
+            lane = lanes[index]
+            qid = lane.ids[seq]
+            if lane.inflight.get(qid) != seq or lane.tries[seq] != tried:
+                continue    # answered (or already moved on)
+            if tried >= last_try:
+                del lane.inflight[qid]
+                lane.quarantine[qid] = now + QUARANTINE_S
+                finish(lane, seq, now, None, "udp")
+                continue
+            try:
+                lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
+            except OSError as exc:
+                if exc.errno == errno.ECONNREFUSED:
+                    lane.icmp_errors += 1
+                elif exc.errno not in (errno.EAGAIN, errno.ENOBUFS):
+                    raise
+            lane.tries[seq] = tried + 1
+            heapq.heappush(heap, (now + timeouts[tried], index, seq, tried + 1))
+        for ask in [a for a in tcp.values() if a.deadline <= now]:
+            fd = ask.sock.fileno()
+            poller.unregister(fd)
+            del tcp[fd]
+            ask.sock.close()
+            finish(ask.lane, ask.seq, now, None, "tcp")
+        # -- a second is over: tell the live view; a stop request ends the replay here -------------------------
+        if on_tick is not None:
+            for lane in lanes:
+                second = int((now - lane.start) / TICK_S)
+                while lane.tick_second < second:
+                    on_tick(lane, lane.tick_second, lane.tick_lat, lane.tick_timeouts)
+                    lane.tick_second += 1
+                    lane.tick_lat, lane.tick_timeouts = [], 0
+        if now >= next_check:
+            next_check = now + STOP_CHECK_S
+            if should_stop is not None:
+                should_stop()
+    if on_tick is not None:   # the last, partial second
+        for lane in lanes:
+            if lane.tick_lat or lane.tick_timeouts:
+                on_tick(lane, lane.tick_second, lane.tick_lat, lane.tick_timeouts)

@@ -1,0 +1,150 @@
+"""The replay engine against a small responder on loopback that answers, delays, drops, fails and truncates
+exactly as told (tests/fixtures/dns_responder.py): the counts come out as made."""
+import time
+
+import pytest
+
+from remote.agent import bench_dns, dns_replay, dns_stats
+from tests.fixtures.dns_responder import responder
+
+MIXED = ([(f"ok{i}.test", "A") for i in range(50)] + [(f"slow200-{i}.test", "A") for i in range(3)]
+         + [("drop-1.test", "A"), ("drop-2.test", "MX"), ("dropfirst-1.test", "A"), ("dropfirst-2.test", "A"),
+            ("servfail-1.test", "A"), ("servfail-2.test", "A"), ("nx-1.test", "A"), ("nx-2.test", "AAAA"),
+            ("refused-1.test", "A"), ("tc-1.test", "AAAA"), ("tc-2.test", "TXT")])
+
+
+def _by_name(lane):
+    return {r["name"]: r for r in lane.records(time.time(), time.monotonic())}
+
+
+def test_answers_delays_drops_rcodes_and_truncation_counted_exactly():
+    with responder() as server:
+        lanes = dns_replay.replay([("127.0.0.1", server.port)], dns_replay.Prepared(MIXED), window=5,
+                                  timeouts=(0.3, 0.6))
+        lane = lanes[0]
+        records = _by_name(lane)
+        figures = dns_stats.summarise(lane.columns(), lane.end - lane.start)
+        assert figures["queries"] == len(MIXED) and figures["answered"] == len(MIXED) - 2
+        assert figures["timeouts"] == 2
+        assert figures["rcodes"] == {"NOERROR": 50 + 3 + 2 + 2, "SERVFAIL": 2, "NXDOMAIN": 2, "REFUSED": 1}
+        assert figures["retried"] == 4 and figures["via_tcp"] == 2
+        for name in ("drop-1.test", "drop-2.test"):
+            assert records[name]["latency_ms"] is None and records[name]["tries"] == 2
+            assert server.udp_seen[name + "."] == 2     # sent, then resent once: the schedule "0.3,0.6"
+        for name in ("dropfirst-1.test", "dropfirst-2.test"):   # answered to the resend: latency from the first
+            assert records[name]["tries"] == 2 and records[name]["latency_ms"] >= 300
+        for name in ("tc-1.test", "tc-2.test"):
+            assert records[name]["via"] == "tcp" and records[name]["rcode"] == "NOERROR"
+            assert server.tcp_seen[name + "."] == 1
+        for i in range(3):
+            assert records[f"slow200-{i}.test"]["latency_ms"] >= 200
+        assert lane.stray == 0
+        assert [s["name"] for s in figures["slowest"][:2]] == ["drop-1.test", "drop-2.test"]
+        assert figures["slowest"][0]["ms"] is None and figures["slowest"][0]["rcode"] == "timeout"
+        assert figures["max_ms"] >= 300 and figures["p50_ms"] < 200
+
+
+def test_without_tcp_fallback_a_truncated_answer_is_taken_as_it_is():
+    with responder() as server:
+        lane = dns_replay.replay([("127.0.0.1", server.port)], dns_replay.Prepared([("tc-1.test", "A")]),
+                                 tcp_fallback=False, timeouts=(1,))[0]
+        assert _by_name(lane)["tc-1.test"]["via"] == "udp" and server.tcp_seen["tc-1.test."] == 0
+
+
+def test_a_late_answer_after_the_timeout_is_ignored_and_counted_stray():
+    queries = [("slow700-late.test", "A")] + [(f"ok{i}.test", "A") for i in range(30)]
+    with responder() as server:
+        lane = dns_replay.replay([("127.0.0.1", server.port)], dns_replay.Prepared(queries), window=1,
+                                 timeouts=(0.25,), rate=40)[0]
+        records = _by_name(lane)
+        assert records["slow700-late.test"]["latency_ms"] is None and records["slow700-late.test"]["tries"] == 1
+        assert all(records[f"ok{i}.test"]["rcode"] == "NOERROR" for i in range(30))
+        assert lane.stray == 1
+
+
+def test_the_rate_spaces_the_first_sends():
+    queries = [(f"ok{i}.test", "A") for i in range(21)]
+    with responder() as server:
+        lane = dns_replay.replay([("127.0.0.1", server.port)], dns_replay.Prepared(queries), window=50, rate=40)[0]
+        sent = sorted(r["sent_at"] for r in lane.records(time.time(), time.monotonic()))
+        assert sent[-1] - sent[0] >= 20 / 40 * 0.95
+
+
+def test_interleaved_resolvers_each_get_the_whole_list_and_ticks_add_up():
+    ticks = {}
+
+    def on_tick(lane, second, latencies, timeouts):
+        answered, missed = ticks.get(lane.label, (0, 0))
+        ticks[lane.label] = (answered + len(latencies), missed + timeouts)
+
+    with responder("127.0.0.1") as one, responder("127.0.0.2") as two:
+        lanes = dns_replay.replay([("127.0.0.1", one.port), ("127.0.0.2", two.port)], dns_replay.Prepared(MIXED),
+                                  window=8, timeouts=(0.5, 0.5), on_tick=on_tick)
+        for server, lane in ((one, lanes[0]), (two, lanes[1])):
+            assert sum(server.udp_seen.values()) == len(MIXED) + 4    # two drops and two drop-firsts resent
+            assert ticks[lane.label] == (len(MIXED) - 2, 2)
+
+
+def test_a_stop_request_ends_the_replay():
+    calls = []
+
+    def should_stop():
+        calls.append(1)
+        raise RuntimeError("stop")
+
+    with responder() as server, pytest.raises(RuntimeError):
+        dns_replay.replay([("127.0.0.1", server.port)], dns_replay.Prepared([("drop-x.test", "A")] * 5),
+                          timeouts=(30,), should_stop=should_stop)
+    assert calls
+
+
+def test_max_mode_loops_the_list_for_the_time_given():
+    with responder() as server:
+        prepared = dns_replay.Prepared([("ok.test", "A"), ("nx-a.test", "A")])
+        lane = dns_replay.replay([("127.0.0.1", server.port)], prepared, window=20, timeouts=(2,),
+                                 total=10 ** 6, seconds=0.5)[0]
+        assert lane.sent > 2 and lane.done == lane.sent
+        assert server.udp_seen["ok.test."] + server.udp_seen["nx-a.test."] == lane.sent
+
+
+@pytest.mark.parametrize("text,expected", [("10.0.0.2", ("10.0.0.2", 53)), ("127.0.0.53:5353", ("127.0.0.53", 5353)),
+                                           ("[::1]:53", ("::1", 53)), ("2001:db8::1", ("2001:db8::1", 53))])
+def test_resolver_addresses(text, expected):
+    assert dns_replay.parse_resolver(text) == expected
+
+
+@pytest.mark.parametrize("text", ["dns.google", "10.0.0.2:x", "10.0.0.2:70000", ""])
+def test_a_resolver_must_be_an_address(text):
+    with pytest.raises(ValueError):
+        dns_replay.parse_resolver(text)
+
+
+def test_the_parameters_as_the_contract_names_them():
+    params = bench_dns.validate({"resolvers": "10.0.0.2,127.0.0.53", "queries": "builtin", "timeouts": "1, 2",
+                                 "tcp_fallback": "no", "passes": "cold", "order": "interleaved"})
+    assert params["resolvers"] == "10.0.0.2:53,127.0.0.53:53" and params["timeouts"] == "1,2"
+    assert params["tcp_fallback"] is False and params["passes"] == "cold"
+    assert bench_dns.parse_timeouts(1) == (1.0,) and bench_dns.parse_timeouts([1, 2.5]) == (1.0, 2.5)
+    for wrong in ({"timeouts": "0"}, {"queries": "relative/path"}, {"resolvers": "a.example"}, {"mode": "fast"},
+                  {"resolvers": "10.0.0.2,10.0.0.2"}, {"edns": 100}, {"in_flight": 0}):
+        with pytest.raises(ValueError, match="^dns: "):
+            bench_dns.validate({"resolvers": "10.0.0.2", **wrong})
+
+
+def test_system_resolvers_come_from_resolv_conf(tmp_path):
+    conf = tmp_path / "resolv.conf"
+    conf.write_text("# generated\nsearch example.org\nnameserver 127.0.0.53\nnameserver fe80::1%eth0\n"
+                    "nameserver 127.0.0.53\noptions edns0\n")
+    found = bench_dns.system_resolvers(str(conf))
+    assert found == [("127.0.0.53", 53), ("fe80::1", 53)]
+    assert bench_dns.parse_resolvers("system,10.0.0.2", found) == found + [("10.0.0.2", 53)]
+    assert bench_dns.validate({})["resolvers"] == "system"
+
+
+def test_cdf_is_log_spaced_and_ends_at_the_answered_share():
+    ordered = sorted([1.0] * 50 + [10.0] * 40 + [1000.0] * 8)
+    points = dns_stats.cdf(ordered, 100)
+    assert len(points) == dns_stats.CDF_POINTS
+    assert points[0] == [1.0, 0.5] and points[-1] == [1000.0, 0.98]
+    assert all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(points, points[1:], strict=False))
+    assert dns_stats.percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
