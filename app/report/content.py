@@ -13,6 +13,7 @@ from typing import Any
 
 from app.catalogue import CATALOGUE
 from app.compare.caveats import Caveat, run_caveats
+from app.compare.dns import DnsLine, dns_comparison
 from app.compare.model import Comparison, RunInput, build, figure_name, load_inputs
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
 from app.compare.standings import Standing
@@ -116,6 +117,7 @@ class ReportData:
     colours: Mapping[str, str] = field(default_factory=dict)    # row label -> "#rrggbb", as in the window
     steadiness: Mapping[tuple[str, str], str] = field(default_factory=dict)   # (row label, figure key) -> text
     sweeps: tuple[Sweep, ...] = ()     # the shared-storage totals' sweep curves
+    dns: tuple[DnsLine, ...] = ()      # the dns runs: a line per resolver and pass (app.compare.dns)
 
     def caveats_of(self, test: str) -> list[CaveatNote]:
         return [note for note in self.caveats if note.test == test]
@@ -151,7 +153,9 @@ def gather(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = Non
                       tuple(overlays), tuple(caveat_notes(comparison, by_id)), colours,
                       consistency(comparison, by_id),
                       tuple(sweeps([(row.label, run) for row in comparison.rows for run in row.runs],
-                                   {run_id: item.results for run_id, item in by_id.items()})))
+                                   {run_id: item.results for run_id, item in by_id.items()})),
+                      dns_comparison((item.record.id, item.record.host_name, item.results)
+                                     for item in inputs).lines)
 
 
 def _overlay_order(overlay: Overlay) -> int:
