@@ -1,11 +1,13 @@
 """The dns test's built-in engine against dnsperf: same Unbound, same query list, same load.
 
-    python benchmarks/dns_builtin_vs_dnsperf.py [--seconds 10] [--in-flight 100] [--rate 2000] [--rounds 3]
+    python benchmarks/dns_builtin_vs_dnsperf.py [--seconds 2] [--slices 5] [--in-flight 100] [--rate 2000]
+                                                [--rounds 3]
 
 Starts the test suite's resolvers on loopback (tests/fixtures/dns_servers.py: NSD serving bench.test.,
 Unbound in front; needs nsd, unbound and dnsperf installed, and root or the right to bind 127.0.0.x), makes a
 5,000-name list of the zone (names that exist and some that do not), sends it once to fill Unbound's cache,
-then per round and engine (alternating, the built-in engine first in odd rounds):
+then per round `--slices` pairs of short measurements, the two engines back to back (alternating which goes
+first), so that a change in the machine's load hits both alike; a round's figure is the median of its pairs':
 
 - max: as many queries as the engine sends in `--seconds` with `--in-flight` outstanding (dnsperf -q);
   the queries per second of each, and the ratio built-in / dnsperf (goal >= 0.9). dnsperf runs without -v
@@ -83,7 +85,8 @@ def spread(values: list[float]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=2.0, help="per measurement")
+    parser.add_argument("--slices", type=int, default=5, help="pairs of measurements per round")
     parser.add_argument("--in-flight", type=int, default=100)
     parser.add_argument("--rate", type=float, default=2000.0, help="queries/s of the latency comparison")
     parser.add_argument("--rounds", type=int, default=3)
@@ -108,27 +111,38 @@ def main() -> int:
         builtin(address, port, prepared, 5.0, 50, None)     # Unbound's cache filled: both engines meet it warm
         load_before = os.getloadavg()
         print(f"Unbound {address}:{port}, {len(queries)} names (cached), dnsperf {version}, "
-              f"{args.seconds:g} s per measurement, {args.in_flight} in flight; load {load_before[0]:.2f}")
+              f"{args.slices} pairs of {args.seconds:g} s measurements per round, {args.in_flight} in flight; "
+              f"load {load_before[0]:.2f}")
         ratios, p50_diffs, p99_diffs = [], [], []
         loads = []
         for round_ in range(1, args.rounds + 1):
-            order = ("builtin", "dnsperf") if round_ % 2 else ("dnsperf", "builtin")
-            found: dict[tuple[str, str], dict] = {}
-            for engine in order:
-                if engine == "builtin":
-                    found[("max", engine)] = builtin(address, port, prepared, args.seconds, args.in_flight, None)
-                    found[("rate", engine)] = builtin(address, port, prepared, args.seconds, args.in_flight,
-                                                      args.rate)
-                else:
-                    found[("max", engine)] = dnsperf(path, address, port, data, args.seconds, args.in_flight, None,
-                                                     False)
-                    found[("rate", engine)] = dnsperf(path, address, port, data, args.seconds, args.in_flight,
-                                                      args.rate, True)
-            mine, theirs = found[("max", "builtin")], found[("max", "dnsperf")]
-            ratio = mine["qps"] / theirs["qps"] if theirs["qps"] else float("nan")
-            slow_mine, slow_theirs = found[("rate", "builtin")], found[("rate", "dnsperf")]
-            d50 = 100.0 * (slow_mine["p50"] / slow_theirs["p50"] - 1.0)
-            d99 = 100.0 * (slow_mine["p99"] / slow_theirs["p99"] - 1.0)
+            pairs = []
+            for slice_ in range(args.slices):
+                order = ("builtin", "dnsperf") if (round_ + slice_) % 2 else ("dnsperf", "builtin")
+                found: dict[tuple[str, str], dict] = {}
+                for engine in order:
+                    if engine == "builtin":
+                        found[("max", engine)] = builtin(address, port, prepared, args.seconds, args.in_flight,
+                                                         None)
+                        found[("rate", engine)] = builtin(address, port, prepared, args.seconds, args.in_flight,
+                                                          args.rate)
+                    else:
+                        found[("max", engine)] = dnsperf(path, address, port, data, args.seconds, args.in_flight,
+                                                         None, False)
+                        found[("rate", engine)] = dnsperf(path, address, port, data, args.seconds, args.in_flight,
+                                                          args.rate, True)
+                pairs.append(found)
+            mine = {"qps": statistics.median(f[("max", "builtin")]["qps"] for f in pairs),
+                    "lost": sum(f[("max", "builtin")]["lost"] for f in pairs)}
+            theirs = {"qps": statistics.median(f[("max", "dnsperf")]["qps"] for f in pairs),
+                      "lost": sum(f[("max", "dnsperf")]["lost"] for f in pairs)}
+            ratio = statistics.median(f[("max", "builtin")]["qps"] / f[("max", "dnsperf")]["qps"] for f in pairs)
+            slow_mine = {k: statistics.median(f[("rate", "builtin")][k] for f in pairs) for k in ("p50", "p99")}
+            slow_theirs = {k: statistics.median(f[("rate", "dnsperf")][k] for f in pairs) for k in ("p50", "p99")}
+            d50 = statistics.median(100.0 * (f[("rate", "builtin")]["p50"] / f[("rate", "dnsperf")]["p50"] - 1.0)
+                                    for f in pairs)
+            d99 = statistics.median(100.0 * (f[("rate", "builtin")]["p99"] / f[("rate", "dnsperf")]["p99"] - 1.0)
+                                    for f in pairs)
             ratios.append(ratio)
             p50_diffs.append(d50)
             p99_diffs.append(d99)
