@@ -61,6 +61,7 @@ class ProgressRow:
         self.reason = ""
         self.note = ""          # what happens before the test connects (its monitor stops first)
         self.phase = ""
+        self.live = ""       # the test's last second in words (the dns test's answers and latency)
         self.run_id: int | None = None
         # a repeated test: (this run's index, how many; None while "until stable" decides) and the
         # highest fraction shown so far, so the group's one bar never goes back
@@ -115,6 +116,7 @@ class ProgressRow:
         self.group = (index, of)
         self.over = False
         self.estimate, self.state, self.reason, self.phase = RunEstimate(self.expected), CONNECTING, "", ""
+        self.live = ""
         count = f" of {of}" if of else ""
         self.host_label.set_full_text(f"{self.host} · run {index}{count}", f"{self.host}: run {index}{count}")
 
@@ -136,6 +138,8 @@ class ProgressRow:
             return CANCELLING
         if self.state == CONNECTING and self.note and not self.reason:
             return self.note
+        if self.state == RUNNING and self.live and not self.reason:
+            return f"{text} · {self.live}"
         if self.state in (DONE, CANCELLED) and self.estimate.ended is not None:
             text = f"{text} in {clock(self.estimate.elapsed)}"
         return f"{text}: {self.reason}" if self.reason else text
@@ -152,7 +156,7 @@ class ProgressRow:
             self.bar.setFormat("%p%")
         self.time_label.set_full_text(self.time_left())
         text = one_line(self.status_text(), 200)
-        self.status_label.set_full_text(text, text if self.reason else None)
+        self.status_label.set_full_text(text, text if self.reason or self.live else None)
         colour = _COLOURS.get(self.state)
         self.status_label.setStyleSheet(f"color: {colour};" if colour else "")
         self.cancel_button.setEnabled(self.state not in FINAL)

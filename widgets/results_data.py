@@ -71,6 +71,7 @@ class ResultsPage:
     badges: tuple[str, ...] = ()        # labels that change what the numbers mean (synthetic, non-durable)
     warnings: tuple[str, ...] = ()
     summary_lines: tuple[str, ...] = ()
+    summary_title: str = "How steady the run was"   # the heading above summary_lines
     table: TableData = field(default_factory=TableData)
     latency: tuple[BarChart, ...] = ()
     sweep: SweepData = field(default_factory=SweepData)

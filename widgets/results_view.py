@@ -6,6 +6,7 @@ test reads the table as the user does.
 """
 from __future__ import annotations
 
+import html
 import math
 
 import pyqtgraph as pg
@@ -182,6 +183,7 @@ class ResultsView(QWidget):
         self.mail_charts.set_series(page.mail)
         self.summary_label.setVisible(bool(page.summary_lines))
         self.summary_title.setVisible(bool(page.summary_lines))
+        self.summary_title.setText(f"<b>{html.escape(page.summary_title)}</b>")
         self._fit_table(self.table)
         self.set_group("", None)
 

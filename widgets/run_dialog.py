@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from widgets.format import one_line
 from widgets.live_plot import MUTED
 from widgets.repeat_field import RepeatField
+from widgets.run_dns_form import DnsForm
 from widgets.run_hosts import host_item
 from widgets.run_progress import RunProgress
 from widgets.run_service_forms import MailStormForm, RestoreForm
@@ -44,7 +45,7 @@ from widgets.test_forms_data import PresetView, RunChoice, TestForm
 
 PROGRESS_ROOM = 150    # px kept below the form for the progress rows, so Start does not grow the dialog
 PROGRESS_WIDTH = 1000  # a progress row's fixed columns and its button
-PAGES = ("disk", "cpu", "idle", "mailstorm", "restore")   # the tests this dialog has a form for
+PAGES = ("disk", "cpu", "idle", "mailstorm", "restore", "dns")   # the tests this dialog has a form for
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
 
@@ -203,10 +204,12 @@ class RunDialog(QDialog):
 
         self.mail_form = MailStormForm(self.tests["mailstorm"])
         self.restore_form = RestoreForm(self.tests["restore"])
-        for page_form in (self.mail_form, self.restore_form):
+        self.dns_form = DnsForm(self.tests["dns"])
+        for page_form in (self.mail_form, self.restore_form, self.dns_form):
             page_form.changed.connect(self.validate)
 
-        pages = {"disk": disk, "cpu": cpu, "idle": idle, "mailstorm": self.mail_form, "restore": self.restore_form}
+        pages = {"disk": disk, "cpu": cpu, "idle": idle, "mailstorm": self.mail_form, "restore": self.restore_form,
+                 "dns": self.dns_form}
         self.params_stack = QStackedWidget()
         for name in self.tests:   # in the order of the test combo
             self.params_stack.addWidget(pages[name])
@@ -340,6 +343,8 @@ class RunDialog(QDialog):
             return self.mail_form.params()
         if test == "restore":
             return self.restore_form.params()
+        if test == "dns":
+            return self.dns_form.params()
         if test == "idle":
             (warmup_id, warmup_label, _), (measure_id, measure_label, _) = self.idle_phases[0], self.idle_phases[-1]
             return {"phases": [[warmup_id, warmup_label, self.idle_warmup.value()],

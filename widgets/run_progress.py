@@ -42,6 +42,16 @@ from widgets.progress_row import (
 from widgets.run_data import RunEnd, RunState
 
 
+def dns_second(event: dict) -> str:
+    """ "10.0.0.2:53 cold: 1,234 answered, p50 1.23 ms, p99 40.2 ms, 2 timeouts" from a dns_tick event."""
+    lat = event.get("lat_ms") if isinstance(event.get("lat_ms"), dict) else {}
+    parts = [f"{int(event.get('answered') or 0):,} answered"]
+    parts += [f"{key} {lat[key]:.3g} ms" for key in ("p50", "p99") if isinstance(lat.get(key), (int, float))]
+    if event.get("timeouts"):
+        parts.append(f"{int(event['timeouts']):,} timeouts")
+    return f"{event.get('resolver', '?')} {event.get('pass', '')}: " + ", ".join(parts)
+
+
 def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -198,6 +208,8 @@ class RunProgress(QWidget):
             row.state = RUNNING
         elif kind == "phase_start":
             row.state, row.phase = RUNNING, str(event.get("label") or event.get("phase") or "")
+        elif kind == "dns_tick":   # the resolver's last second beside the phase, in place of a live chart
+            row.live = dns_second(event)
         elif kind == "handover":
             row.note = one_line(str(event.get("message") or ""))
         elif kind == "disconnected":

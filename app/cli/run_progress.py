@@ -32,6 +32,17 @@ def percent(fraction: float) -> str:
     return f"{math.floor(100 * fraction + 1e-9):d} %"
 
 
+def dns_tick_line(event: dict) -> str:
+    """ "10.0.0.2:53 cold, second 3: 1,234 answered, p50 1.2 ms, p90 3.4 ms, p99 40 ms, 2 timeouts"."""
+    lat = event.get("lat_ms") or {}
+    parts = [f"{int(event.get('answered') or 0):,} answered"]
+    parts += [f"{key} {lat[key]:.3g} ms" for key in ("p50", "p90", "p99") if isinstance(lat.get(key), (int, float))]
+    if event.get("timeouts"):
+        parts.append(f"{int(event['timeouts']):,} timeouts")
+    return (f"{event.get('resolver', '?')} {event.get('pass', '')}, second {int(event.get('second') or 0) + 1}: "
+            + ", ".join(parts))
+
+
 class RunProgress:
     """Per-host progress lines, written whole from the worker threads.
 
@@ -98,6 +109,8 @@ class RunProgress:
             self.say(host, f"  {kind}: {event.get('message', '')}")
         elif kind == "reconnected":
             self.say(host, f"  reconnected after {event.get('outage_s', 0):.1f} s")
+        elif kind == "dns_tick":
+            self.say(host, "  " + dns_tick_line(event))
         elif kind == "test_dir":
             self.say(host, f"  test directory {event.get('directory', '')} ({event.get('source', '')})")
 

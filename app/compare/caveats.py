@@ -66,6 +66,23 @@ def between_caveats(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
                           _keys("disk")))
     for line in version_differences([(label, results) for label, results in rows]):
         out.append(Caveat("versions differ", line + ".", _keys("cpu")))
+    return out + _dns_differences(rows)
+
+
+def _dns_differences(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
+    """DNS figures sent by different engines or from different query lists (the runs' first resolver's pass)."""
+    out: list[Caveat] = []
+    for key, tag, what in (("engine", "engines differ", "with different engines"),
+                           ("source", "query lists differ", "from different query lists")):
+        found: dict[str, list[str]] = {}
+        for label, results in rows:
+            meta = next((_meta(r) for r in results if result_field(r, "test") == "dns"), None)
+            if meta is not None:
+                value = engine_text(meta) if key == "engine" else str(meta.get(key) or "?")
+                found.setdefault(value, []).append(label)
+        if len(found) > 1:
+            groups = "; ".join(f"{value} on {', '.join(labels)}" for value, labels in found.items())
+            out.append(Caveat(tag, f"DNS figures measured {what} ({groups}).", _keys("dns")))
     return out
 
 

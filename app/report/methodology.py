@@ -177,14 +177,14 @@ def dns_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[str
     source = meta.get("source") or params.get("queries") or "a query list"
     who = ", ".join(resolvers) if resolvers else str(params.get("resolvers") or "the resolvers named")
     if (params.get("mode") or meta.get("mode")) == "max":
-        return [f"Maximum throughput: the list ({source}) was sent in a loop to each resolver ({who}) for "
+        return [f"Query list: {source}. For maximum throughput it was sent in a loop to each resolver ({who}) for "
                 f"{_seconds(params.get('duration') or meta.get('duration') or 0)}, "
                 f"{meta.get('in_flight') or params.get('in_flight')} queries in flight, no resend, "
                 f"by {engine_text(meta) or 'the built-in engine'}."]
     order = params.get("order") or meta.get("order") or "sequential"
     passes = str(params.get("passes") or "cold,warm").replace(",", " then ")
     rate = params.get("rate") or meta.get("rate")
-    out = [f"The same query list ({source}) was sent from the host to each resolver ({who}), "
+    out = [f"Query list: {source}. The same list was sent from the host to each resolver ({who}), "
            + ("one resolver after the other" if order == "sequential" else "to all resolvers at once")
            + f", {passes} pass" + ("es" if "then" in passes else "")
            + f", {params.get('in_flight') or meta.get('in_flight')} queries in flight"

@@ -19,7 +19,8 @@ PASS_ORDER = {"cold": 0, "warm": 1, "max": 2}
 ENGINE_NAMES = {"builtin": "built-in"}
 DNS_COLUMNS = ("resolver", "pass", "answered", "NOERROR", "NXDOMAIN", "SERVFAIL", "REFUSED", "other", "timeouts",
                "p50 ms", "p90 ms", "p99 ms", "max ms", "total s", "q/s")
-SLOWEST_SHOWN = 5
+SLOWEST_SHOWN = 5      # slowest answers named per resolver and pass
+TIMEOUTS_SHOWN = 3     # and the names that timed out
 
 
 @dataclass
@@ -60,13 +61,18 @@ def dns_passes(results: Iterable[Any]) -> list[DnsPass]:
     return sorted(found.values(), key=lambda p: (order.index(p.resolver), PASS_ORDER.get(p.pass_name, 9)))
 
 
+def _ms_decimals(ms: float) -> int:
+    """Three significant figures or so: 0.42, 5.94, 325.7 -> 326, 2,500."""
+    return 2 if ms < 10 else 1 if ms < 100 else 0
+
+
 def dns_table(results: Iterable[Any]) -> Table:
     table = Table(DNS_COLUMNS)
     for item in dns_passes(results):
         v = item.values
         table.rows.append((item.resolver, item.pass_name, *(number(v.get(k), 0) for k in (
             "answered", "noerror", "nxdomain", "servfail", "refused", "other_rcode", "timeouts")),
-            *(number(v.get(k), 1 if v.get(k, 0) >= 10 else 2) if k in v else MISSING
+            *(number(v[k], _ms_decimals(v[k])) if k in v else MISSING
               for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")),
             number(v.get("total_s"), 2), number(v.get("qps"), 0)))
     return table
@@ -105,8 +111,14 @@ def dns_lines(results: Iterable[Any], shown: int = SLOWEST_SHOWN) -> list[str]:
             extra.append(f"{number(tcp, 0)} over TCP")
         if item.values.get("timeouts"):
             extra.append(f"{number(item.values['timeouts'], 0)} timed out")
-        slow = "; ".join(_slow_text(entry) for entry in item.slowest[:shown]) or "none"
-        lines.append(f"slowest, {item.resolver} {item.pass_name}: {slow}"
+        lost = [entry for entry in item.slowest if entry.get("ms") is None]
+        slow = [_slow_text(entry) for entry in item.slowest if entry.get("ms") is not None][:shown]
+        missed = int(item.values.get("timeouts", len(lost)))
+        if lost:
+            names = ", ".join(f"{e.get('name')} {e.get('type') or ''}".strip() for e in lost[:TIMEOUTS_SHOWN])
+            more = missed - min(len(lost), TIMEOUTS_SHOWN)
+            slow.insert(0, f"timeouts {names}" + (f" (+{more:,} more)" if more > 0 else ""))
+        lines.append(f"slowest, {item.resolver} {item.pass_name}: {'; '.join(slow) or 'none'}"
                      + (f" ({', '.join(extra)})" if extra else ""))
     return lines
 

@@ -62,7 +62,7 @@ def facts_lines(facts: dict) -> Iterator[str]:
     yield "raid:           " + (", ".join(f"{a.get('name')} {a.get('level')} {a.get('status', '')}".strip()
                                           for a in arrays) or "no md arrays")
     tools = facts.get("tools") or {}
-    for name in ("fio", "mta", "postgresql", "iostat"):
+    for name in ("fio", "mta", "postgresql", "iostat", "dnsperf"):
         yield f"{name + ':':<16}{_tool(tools.get(name))}"
     clock = facts.get("clock") or {}
     offset = clock.get("offset_s") if isinstance(clock, dict) else None

@@ -87,7 +87,7 @@ def _spread_figure(value: float | None, spread: Spread | None, decimals: int | N
 
 def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str] = ()) -> ResultsPage:
     """run: a RunRecord; results: its ResultSamples; warnings: the run's warning messages."""
-    subtitle, badges, lines = "", (), ()
+    subtitle, badges, lines, lines_title = "", (), (), "How steady the run was"
     tests = {sample.test for sample in results}
     jobs = disk_jobs(results, reading_order=True)
     latency: tuple[BarChart, ...] = ()
@@ -97,8 +97,9 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
                       + ["Consistency, " + line for line in consistency_lines(results)])
         table = _service_table(results)
     elif "dns" in tests:
-        table = _plain_table(dns_table(results))
+        table = _plain_table(dns_table(results), text_columns=2)
         lines = tuple(dns_lines(results, shown=10))
+        lines_title = "The query list and the slowest names"
     elif jobs:
         table = _disk_table(jobs)
         latency = _latency_charts(jobs)
@@ -113,8 +114,8 @@ def results_page(run: RunHeading, results: Sequence[Any], warnings: Sequence[str
         table = _generic_table(results)
     return ResultsPage(run_id=run.id, host_name=run.host_name, test=run.test, status=str(run.status),
                        subtitle=subtitle, badges=badges, warnings=tuple(caveats(results, warnings)),
-                       summary_lines=lines, table=table, latency=latency, sweep=_sweep(results),
-                       mail=mail_series(results))
+                       summary_lines=lines, summary_title=lines_title, table=table, latency=latency,
+                       sweep=_sweep(results), mail=mail_series(results))
 
 
 # -- tables ----------------------------------------------------------------------------------------
@@ -167,9 +168,10 @@ def _service_table(results: Sequence[Any]) -> TableData:
                         else restore_table(results))
 
 
-def _plain_table(table: Table) -> TableData:
+def _plain_table(table: Table, text_columns: int = 1) -> TableData:
     # the command line's "-" for no value is the window's "—"
-    rows = [[CellData(NOT_AVAILABLE if text == MISSING else text, align=Align.RIGHT if column else Align.LEFT)
+    rows = [[CellData(NOT_AVAILABLE if text == MISSING else text,
+                      align=Align.RIGHT if column >= text_columns else Align.LEFT)
              for column, text in enumerate(cells)] for cells in table.rows]
     return TableData(tuple(table.headers), rows)
 

@@ -17,7 +17,7 @@ import os
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
 
-from . import dns_dnsperf, dns_queries, dns_replay, dns_stats
+from . import dns_dnsperf, dns_fanout, dns_queries, dns_replay, dns_stats
 
 TEST = "dns"
 PASSES = ("cold,warm", "cold", "warm")
@@ -29,7 +29,7 @@ UPLOAD_PREFIX = "upload:"   # a query list the workbench put into the run direct
 MAX_WINDOW = 10000
 MAX_QUERIES = 10000000
 MAX_RESOLVERS = 32
-MAX_WINDOW_MAX_MODE = 100   # the built-in engine's window in max mode (dnsperf's default -q)
+MAX_WINDOW_MAX_MODE = 100   # the least window in max mode, for both engines (dnsperf's default -q)
 PARAMS = (
     {"name": "resolvers", "kind": "text", "default": SYSTEM},
     {"name": "queries", "kind": "text", "default": "builtin"},
@@ -178,7 +178,7 @@ def expected_seconds(params: Dict[str, Any]) -> float:
     resolvers = len(parse_resolvers(params["resolvers"]))
     if params["mode"] == "max":
         return 60.0 + resolvers * (params["duration"] + sum(parse_timeouts(params["timeouts"])) + 10)
-    count = params["limit"] or 20000
+    count = params["limit"] or (len(dns_queries.builtin()) if params["queries"] == "builtin" else 20000)
     passes = len(params["passes"].split(","))
     per_query = 1.0 / max(1.0, min(params["rate"] or GUESS_QPS, GUESS_QPS))
     worst_wait = sum(parse_timeouts(params["timeouts"]))
@@ -284,24 +284,46 @@ def _max(ctx: Any, params: Dict[str, Any], resolvers: Sequence[Tuple[str, int]],
     if path:
         engine = "dnsperf " + (dns_dnsperf.version(path) or "2.x")
     else:
-        ctx.warning("dns: dnsperf not found: mode max uses the built-in engine with {} queries in flight and no "
-                    "resend; {}".format(max(params["in_flight"], MAX_WINDOW_MAX_MODE), dns_dnsperf.INSTALL_HINT))
+        ctx.warning("dns: dnsperf not found: mode max uses the built-in engine ({} queries in flight{}, no "
+                    "resend); {}".format(max(params["in_flight"], MAX_WINDOW_MAX_MODE),
+                                         "" if params["rate"] else " over {} sending processes".format(
+                                             dns_fanout.default_processes()), dns_dnsperf.INSTALL_HINT))
     ctx.emit("plan", phases=[{"phase": _phase_id("max", [r]), "label": _phase_label("max", [r]),
                               "seconds": seconds + 1.0} for r in resolvers])
-    meta = dict(base, engine=engine, duration=seconds)
+    # at least dnsperf's own default window, for both engines: the replay's 10 would measure the round trip
+    meta = dict(base, engine=engine, duration=seconds, in_flight=max(params["in_flight"], MAX_WINDOW_MAX_MODE))
     for resolver in resolvers:
         with ctx.phase(_phase_id("max", [resolver]), _phase_label("max", [resolver])):
             if path:
                 _dnsperf_pass(ctx, path, params, resolver, listed, meta, wait)
-            else:
+            elif params["rate"]:    # a rate one core keeps: one sender
                 window = max(params["in_flight"], MAX_WINDOW_MAX_MODE)
                 _replay_pass(ctx, params, [resolver], prepared, "max", dict(meta, in_flight=window), (wait,),
-                             window, total=dns_replay_cap(seconds), seconds=seconds)
+                             window, total=int(seconds * 1000000), seconds=seconds)
+            else:
+                _builtin_max(ctx, params, resolver, prepared, meta, wait)
 
 
-def dns_replay_cap(seconds: float) -> int:
-    """Queries a max-mode lane may send at most (the list looped): far above what one core sends."""
-    return int(seconds * 1000000)
+def _builtin_max(ctx: Any, params: Dict[str, Any], resolver: Tuple[str, int], prepared: Any,
+                 meta: Dict[str, Any], wait: float) -> None:
+    """The built-in engine flat out: the window shared by a sender process per core (dns_fanout)."""
+    window = max(params["in_flight"], MAX_WINDOW_MAX_MODE)
+    processes = dns_fanout.default_processes()
+    label = dns_replay.resolver_text(*resolver)
+    phase = _phase_id("max", [resolver])
+    wall0 = time.time()
+
+    def tick(second: int, latencies: List[float], timeouts: int) -> None:
+        ctx.emit("dns_tick", resolver=label, second=second, t=round(wall0 + second + 1, 3),
+                 answered=len(latencies), timeouts=timeouts, qps=round(len(latencies) / dns_replay.TICK_S, 1),
+                 lat_ms=dns_stats.tick_percentiles(latencies), **{"pass": "max"})
+        ctx.progress(phase, min(1.0, (second + 1) / params["duration"]))
+
+    columns, elapsed, stray = dns_fanout.replay_max(resolver, prepared, window, wait, params["duration"], processes,
+                                                    on_tick=tick, should_stop=ctx.check)
+    figures = dns_stats.summarise(columns, max(elapsed, 1e-6))
+    dns_stats.emit(ctx, figures, dict(meta, resolver=label, queries=len(columns.latency), stray=stray,
+                                      in_flight=window, processes=processes, **{"pass": "max"}))
 
 
 def _dnsperf_pass(ctx: Any, path: str, params: Dict[str, Any], resolver: Tuple[str, int], listed: Any,
@@ -311,7 +333,7 @@ def _dnsperf_pass(ctx: Any, path: str, params: Dict[str, Any], resolver: Tuple[s
     ctx.add_cleanup_path(data)
     ctx.add_cleanup_path(out_path)
     dns_dnsperf.write_queries(data, listed.queries)
-    argv = dns_dnsperf.argv(path, resolver[0], resolver[1], data, params["duration"], params["in_flight"],
+    argv = dns_dnsperf.argv(path, resolver[0], resolver[1], data, params["duration"], meta["in_flight"],
                             params["rate"] or None, wait, bool(params["edns"]))
     label = dns_replay.resolver_text(*resolver)
     phase = _phase_id("max", [resolver])

@@ -140,7 +140,8 @@ def read_file(path: str, fmt: str = "auto", limit: Optional[int] = None, label: 
         with open(path, "rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise ValueError("dns: cannot read the query list {}: {}".format(path, exc.strerror or exc)) from None
+        raise ValueError("dns: cannot read the query list {} on the host: {} (a file on the workbench is uploaded "
+                         "when its path exists there)".format(path, exc.strerror or exc)) from None
     if len(raw) > MAX_FILE_BYTES:
         raise ValueError("dns: the query list {} is larger than {} MB: give fewer lines".format(
             path, MAX_FILE_BYTES >> 20))

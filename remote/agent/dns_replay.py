@@ -11,82 +11,25 @@ Interleaved: every resolver gets its own copy of the list and its own window, al
 so they see the same moments of the network; sequential: one resolver after the other (call once
 per resolver).
 """
+import collections
 import contextlib
 import errno
-import heapq
 import os
 import random
 import select
 import socket
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
 
 from . import dns_wire
 from .dns_stats import Columns
+from .dns_targets import Prepared, parse_resolver, resolver_text  # noqa: F401 - this module's API too
 
 TICK_S = 1.0
 STOP_CHECK_S = 0.2
 QUARANTINE_S = 30.0     # an id given up (or resent) is not used again for this long: its late answer stays stray
 RCVBUF = 4 << 20
 RECV_SIZE = 65535
-
-
-class Prepared:
-    """A query list ready to send: each (name, type) encoded once."""
-
-    def __init__(self, queries: Sequence[Tuple[str, str]], edns_size: Optional[int] = None, rd: bool = True) -> None:
-        self.names = []  # type: List[str]
-        self.types = []  # type: List[str]
-        self.bodies = []  # type: List[bytes]    # question (and OPT) bytes
-        self.quest = []  # type: List[bytes]     # the question as an answer echoes it
-        self.flags = dns_wire.FLAG_RD if rd else 0
-        skipped = []  # type: List[str]
-        for name, qtype in queries:
-            try:
-                code = dns_wire.qtype_code(qtype)
-                body, arcount = dns_wire.question(name.lower(), code, edns_size)
-            except dns_wire.WireError as exc:
-                skipped.append(str(exc))
-                continue
-            self.names.append(name)
-            self.types.append(dns_wire.qtype_name(code))
-            self.bodies.append(body)
-            self.quest.append(body[:len(body) - 11] if arcount else body)
-        self.arcount = 1 if edns_size is not None else 0
-        self.skipped = skipped
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-
-def parse_resolver(text: str) -> Tuple[str, int]:
-    """ "10.0.0.2" -> ("10.0.0.2", 53), "[::1]:5353" / "127.0.0.1:5353" -> with the port; ValueError if wrong."""
-    text = text.strip()
-    host, port = text, 53
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        if rest:
-            if not rest.startswith(":") or not rest[1:].isdigit():
-                raise ValueError("resolver {!r}: give [ADDRESS]:PORT".format(text))
-            port = int(rest[1:])
-    elif text.count(":") == 1:
-        host, _, number = text.partition(":")
-        if not number.isdigit():
-            raise ValueError("resolver {!r}: the port must be a number".format(text))
-        port = int(number)
-    if not host or not 0 < port < 65536:
-        raise ValueError("resolver {!r}: give ADDRESS or ADDRESS:PORT".format(text))
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            socket.inet_pton(family, host)
-            return host, port
-        except (OSError, ValueError):
-            continue
-    raise ValueError("resolver {!r}: give an IP address (a name would need a resolver itself)".format(text))
-
-
-def resolver_text(host: str, port: int) -> str:
-    return "[{}]:{}".format(host, port) if ":" in host else "{}:{}".format(host, port)
 
 
 class Lane:
@@ -108,6 +51,9 @@ class Lane:
         self.done = 0
         self.inflight = {}  # type: Dict[int, int]   # id -> sequence number
         self.quarantine = {}  # type: Dict[int, float]
+        # ids: k * odd + offset (mod 2^16) runs through all 65536 before one comes back, in a scrambled order
+        self.id_step = random.getrandbits(15) * 2 + 1
+        self.id_next = random.getrandbits(16)
         # per sequence number: first send (monotonic), latency ms or None, rcode, tries, via
         self.first = []  # type: List[float]
         self.latency = []  # type: List[Optional[float]]
@@ -129,17 +75,21 @@ class Lane:
         self.sock.close()
 
     def new_id(self, now: float) -> int:
-        getbits, inflight, quarantine = random.getrandbits, self.inflight, self.quarantine
+        """The next id of a cycle through all 65536: an id comes back only after every other one (a late answer
+        finds it unused or asked for something else), never while in flight or quarantined."""
+        inflight, quarantine = self.inflight, self.quarantine
         while True:
-            qid = getbits(16)
+            qid = self.id_next
+            self.id_next = (qid + self.id_step) & 0xFFFF
             if qid in inflight:
                 continue
-            until = quarantine.get(qid)
-            if until is None:
-                return qid
-            if until < now:
-                del quarantine[qid]
-                return qid
+            if quarantine:
+                until = quarantine.get(qid)
+                if until is not None:
+                    if until >= now:
+                        continue
+                    del quarantine[qid]
+            return qid
 
     def columns(self) -> Any:
         """The per-query figures as dns_stats.Columns (rcode names; None for a timeout)."""
@@ -213,7 +163,8 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
     flags, arcount = prep.flags, prep.arcount
     bodies, quest, n = prep.bodies, prep.quest, len(prep)
     last_try = len(timeouts)
-    heap = []  # type: List[Tuple[float, int, int, int]]   # (deadline, lane index, seq, try) of UDP waits
+    # (deadline, lane, seq) per try: each try's waits are equal, so each queue is in deadline order
+    waits = [collections.deque() for _ in timeouts]  # type: List[Deque[Tuple[float, int, int]]]
     poller = select.poll()
     by_fd = {}  # type: Dict[int, Lane]
     for lane in lanes:
@@ -282,48 +233,53 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
     while True:
         now = monotonic()
         # -- send: round robin over the lanes, each up to its window and its rate ---------------------------
-        sending = True
-        while sending:
-            sending = False
-            for index in active:
-                lane = lanes[index]
-                if lane.sent >= lane.total or len(lane.inflight) >= window:
+        for index in active:
+            lane = lanes[index]
+            inflight = lane.inflight
+            room = min(window - len(inflight), lane.total - lane.sent)
+            if room <= 0:
+                continue
+            if send_until is not None and now >= send_until:
+                lane.total = lane.sent
+                continue
+            if interval:
+                if lane.next_send > now:
                     continue
-                if interval and lane.next_send > now:
-                    continue
-                if send_until is not None and now >= send_until:
-                    lane.total = lane.sent
-                    continue
+                room = min(room, int((now - lane.next_send) / interval) + 1)
+            send, new_id, first, ids = lane.sock.send, lane.new_id, lane.first, lane.ids
+            latency, rcode, tries, via = lane.latency, lane.rcode, lane.tries, lane.via
+            first_wait = waits[0]
+            deadline = now + timeouts[0]
+            before = lane.sent
+            for _ in range(room):
                 seq = lane.sent
-                qid = lane.new_id(now)
+                qid = new_id(now)
                 try:
-                    lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
+                    send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
                 except OSError as exc:
                     if exc.errno in (errno.EAGAIN, errno.ENOBUFS):
                         break       # the socket's buffer is full: poll, then go on
                     if exc.errno != errno.ECONNREFUSED:
                         raise
                     lane.icmp_errors += 1   # an earlier query's port unreachable: this one did go out
-                lane.sent += 1
-                lane.first.append(now)
-                lane.latency.append(None)
-                lane.rcode.append(None)
-                lane.tries.append(1)
-                lane.via.append("udp")
-                lane.ids.append(qid)
-                lane.inflight[qid] = seq
-                heapq.heappush(heap, (now + timeouts[0], index, seq, 1))
-                if interval:
-                    lane.next_send += interval
-                    if lane.next_send < now - 1.0:   # a stall does not turn into a burst
-                        lane.next_send = now
-                sending = True
+                lane.sent = seq + 1
+                first.append(now)
+                latency.append(None)
+                rcode.append(None)
+                tries.append(1)
+                via.append("udp")
+                ids.append(qid)
+                inflight[qid] = seq
+                first_wait.append((deadline, index, seq))
+            if interval:
+                lane.next_send = max(lane.next_send + interval * (lane.sent - before), now - 1.0)   # no burst
         if all(lane.done >= lane.total for lane in lanes) and not tcp:
             break
         # -- wait for an answer, the next timeout, the next send slot or the next tick ------------------------
         wake = now + STOP_CHECK_S
-        if heap and heap[0][0] < wake:
-            wake = heap[0][0]
+        for wait in waits:
+            if wait and wait[0][0] < wake:
+                wake = wait[0][0]
         if interval:
             for index in active:
                 lane = lanes[index]
@@ -342,7 +298,8 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                 if ask is not None:
                     tcp_event(ask, event, now)
                 continue
-            recv, inflight = lane.sock.recv, lane.inflight
+            recv, inflight, quarantine = lane.sock.recv, lane.inflight, lane.quarantine
+            first, latency, rcode, tries, tick_lat = lane.first, lane.latency, lane.rcode, lane.tries, lane.tick_lat
             while True:
                 try:
                     data = recv(RECV_SIZE)
@@ -365,34 +322,40 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                     lane.stray += 1     # another question (0x20 case changes aside): not this query's answer
                     continue
                 del inflight[qid]
-                if lane.tries[seq] > 1:
-                    lane.quarantine[qid] = now + QUARANTINE_S   # the other try's answer may still come
+                if tries[seq] > 1:
+                    quarantine[qid] = now + QUARANTINE_S   # the other try's answer may still come
                 if data[2] & 0x02 and tcp_fallback:
-                    lane.quarantine[qid] = now + QUARANTINE_S
+                    quarantine[qid] = now + QUARANTINE_S
                     go_tcp(lane, seq, qid, now)
                     continue
-                finish(lane, seq, now, data[3] & 0x0F, "udp")
+                ms = (now - first[seq]) * 1000.0
+                latency[seq] = ms
+                rcode[seq] = data[3] & 0x0F
+                tick_lat.append(ms)
+                lane.done += 1
+                lane.end = now
         # -- timeouts: resend with the same id, or give up ---------------------------------------------------
-        while heap and heap[0][0] <= now:
-            _deadline, index, seq, tried = heapq.heappop(heap)
-            lane = lanes[index]
-            qid = lane.ids[seq]
-            if lane.inflight.get(qid) != seq or lane.tries[seq] != tried:
-                continue    # answered (or already moved on)
-            if tried >= last_try:
-                del lane.inflight[qid]
-                lane.quarantine[qid] = now + QUARANTINE_S
-                finish(lane, seq, now, None, "udp")
-                continue
-            try:
-                lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
-            except OSError as exc:
-                if exc.errno == errno.ECONNREFUSED:
-                    lane.icmp_errors += 1
-                elif exc.errno not in (errno.EAGAIN, errno.ENOBUFS):
-                    raise
-            lane.tries[seq] = tried + 1
-            heapq.heappush(heap, (now + timeouts[tried], index, seq, tried + 1))
+        for level, wait in enumerate(waits):
+            while wait and wait[0][0] <= now:
+                _deadline, index, seq = wait.popleft()
+                lane = lanes[index]
+                qid = lane.ids[seq]
+                if lane.inflight.get(qid) != seq or lane.tries[seq] != level + 1:
+                    continue    # answered (or already moved on)
+                if level + 1 >= last_try:
+                    del lane.inflight[qid]
+                    lane.quarantine[qid] = now + QUARANTINE_S
+                    finish(lane, seq, now, None, "udp")
+                    continue
+                try:
+                    lane.sock.send(pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n])
+                except OSError as exc:
+                    if exc.errno == errno.ECONNREFUSED:
+                        lane.icmp_errors += 1
+                    elif exc.errno not in (errno.EAGAIN, errno.ENOBUFS):
+                        raise
+                lane.tries[seq] = level + 2
+                waits[level + 1].append((now + timeouts[level + 1], index, seq))
         for ask in [a for a in tcp.values() if a.deadline <= now]:
             fd = ask.sock.fileno()
             poller.unregister(fd)

@@ -60,11 +60,11 @@ class Columns:
 
 
 def slowest(cols: Columns, count: int = SLOWEST) -> List[Dict[str, Any]]:
-    """The slowest queries, timeouts first (in the order they were sent), then by latency."""
+    """The slowest queries: the timeouts first (the first `count` sent), then the `count` slowest answers (many
+    timeouts must not hide the slow names that did answer)."""
     latency = cols.latency
     timeouts = [i for i, ms in enumerate(latency) if ms is None][:count]
-    answered = heapq.nlargest(count - len(timeouts), (i for i, ms in enumerate(latency) if ms is not None),
-                              key=lambda i: latency[i]) if len(timeouts) < count else []
+    answered = heapq.nlargest(count, (i for i, ms in enumerate(latency) if ms is not None), key=lambda i: latency[i])
     return [{"name": cols.name(i), "type": cols.qtype(i), "ms": None if latency[i] is None else round(latency[i], 3),
              "rcode": cols.rcode[i] or "timeout", "tries": cols.tries[i], "via": cols.via[i]}
             for i in timeouts + answered]

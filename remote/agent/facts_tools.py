@@ -1,4 +1,4 @@
-"""Which benchmark engines and servers the host has, with versions: fio, the MTA, PostgreSQL, iostat."""
+"""Which benchmark engines and servers the host has, with versions: fio, the MTA, PostgreSQL, iostat, dnsperf."""
 import re
 from typing import Dict, List, Optional, Sequence
 
@@ -34,6 +34,15 @@ def probe_fio(collector: Collector) -> Dict[str, object]:
         return _tool(False)
     text = collector.guard("tools.fio", lambda: _output([path, "--version"]), "") or ""
     return _tool(True, first_version(text, "fio-"), path)
+
+
+def probe_dnsperf(collector: Collector) -> Dict[str, object]:
+    """DNS-OARC's dnsperf (the dns test's max mode): it prints "Version 2.10.0" after its usage."""
+    path = which("dnsperf")
+    if not path:
+        return _tool(False)
+    text = collector.guard("tools.dnsperf", lambda: _output([path, "-h"]), "") or ""
+    return _tool(True, first_version(text, "Version"), path)
 
 
 def probe_iostat(collector: Collector) -> Dict[str, object]:
@@ -116,4 +125,5 @@ def gather_tools(collector: Collector) -> Dict[str, object]:
         "mta": collector.guard("tools.mta", lambda: probe_mta(collector), dict(_tool(False), type=None)),
         "postgresql": collector.guard("tools.postgresql", lambda: probe_postgresql(collector), _tool(False)),
         "iostat": collector.guard("tools.iostat", lambda: probe_iostat(collector), _tool(False)),
+        "dnsperf": collector.guard("tools.dnsperf", lambda: probe_dnsperf(collector), _tool(False)),
     }

@@ -237,3 +237,39 @@ def test_idle_run_on_local_from_the_dialog(window, workbench, qtbot):
     qtbot.waitUntil(lambda: pane.results.isVisibleTo(pane), timeout=10_000)
     assert pane.results.cell(0, 1) == "elapsed"
     dialog.close()
+
+
+def test_dns_form_builds_the_request_params_and_says_what_is_wrong(dialog):
+    dialog.set_test("dns")
+    form = dialog.dns_form
+    assert form.resolvers.text() == "system" and form.queries.text() == "builtin"
+    form.resolvers.setText("10.0.0.2,127.0.0.53:53")
+    form.queries.setText("/var/log/squid/access.log")
+    form.query_format.setCurrentIndex(form.query_format.findData("squid"))
+    form.order.setCurrentIndex(form.order.findData("interleaved"))
+    form.limit.setValue(5000)
+    form.timeouts.setText("1,2")
+    assert dialog.validate()
+    assert dialog.choice().params == {"resolvers": "10.0.0.2,127.0.0.53:53", "queries": "/var/log/squid/access.log",
+                                      "query_format": "squid", "mode": "replay", "in_flight": 10, "rate": 0.0,
+                                      "limit": 5000, "timeouts": "1,2", "passes": "cold,warm",
+                                      "order": "interleaved", "tcp_fallback": True}
+    form.resolvers.setText("dns.google")
+    assert not dialog.validate() and "give an IP address" in dialog.error_label.text()
+    form.resolvers.setText("10.0.0.2")
+    form.mode.setCurrentIndex(form.mode.findData("max"))
+    assert not form.passes.isEnabled() and form.duration.isEnabled()
+    assert dialog.choice().params["duration"] == 10.0 and "passes" not in dialog.choice().params
+
+
+def test_a_dns_runs_last_second_is_its_progress_rows_status(qtbot):
+    progress = RunProgress()
+    qtbot.addWidget(progress)
+    progress.add_host("proxy1", 30.0, "dns")
+    progress.add_event("proxy1", {"type": "phase_start", "phase": "cold", "label": "Cold pass, all resolvers"})
+    progress.add_event("proxy1", {"type": "dns_tick", "resolver": "10.0.0.2:53", "pass": "cold", "second": 0,
+                                  "answered": 1234, "timeouts": 2, "lat_ms": {"p50": 1.234, "p90": 3.0, "p99": 40.2}})
+    row = progress.rows["proxy1"]
+    assert row.status_text() == ("running · 10.0.0.2:53 cold: 1,234 answered, p50 1.23 ms, p99 40.2 ms, "
+                                 "2 timeouts")
+    assert row.status_label.toolTip() == row.status_text()

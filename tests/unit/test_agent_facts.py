@@ -271,7 +271,7 @@ def test_facts_on_this_machine(tmp_path):
     assert facts["cpu"]["sockets"] >= 1 and facts["cpu"]["cores"] <= facts["cpu"]["threads"]
     assert facts["kernel"] == os.uname().release and facts["is_root"] == (os.geteuid() == 0)
     assert facts["test_dir"]["path"] == str(tmp_path.resolve())
-    assert set(facts["tools"]) == {"fio", "mta", "postgresql", "iostat"}
+    assert set(facts["tools"]) == {"fio", "mta", "postgresql", "iostat", "dnsperf"}
     assert all(isinstance(e, str) and "\n" not in e for e in facts["errors"])
     fio = shutil.which("fio")
     assert facts["tools"]["fio"]["present"] == bool(fio)
@@ -356,6 +356,8 @@ def test_tools_found_and_a_hanging_tool_does_not_hang(tmp_path, monkeypatch):
     _fake_tool(tmp_path, "fio", f"exec {shutil.which('sleep')} 30")
     _fake_tool(tmp_path, "iostat", "echo 'sysstat version 12.7.5'; echo '(C) Sebastien Godard' >&2")
     _fake_tool(tmp_path, "exim4", "echo 'Exim version 4.97 #2 built 01-Jan-2024 12:00:00'")
+    _fake_tool(tmp_path, "dnsperf", "echo 'Usage: dnsperf [-f family]' >&2; echo 'DNS Performance Testing Tool'; "
+                                    "echo 'Version 2.10.0'; exit 1")
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(common, "EXTRA_TOOL_DIRS", ())
     monkeypatch.setattr(common, "COMMAND_TIMEOUT", 0.5)
@@ -366,6 +368,7 @@ def test_tools_found_and_a_hanging_tool_does_not_hang(tmp_path, monkeypatch):
     assert tools["fio"] == {"present": True, "version": None, "path": str(tmp_path / "fio")}
     assert any(e.startswith("tools.fio: RuntimeError: fio did not finish") for e in collector.errors)
     assert tools["iostat"]["version"] == "12.7.5"
+    assert tools["dnsperf"] == {"present": True, "version": "2.10.0", "path": str(tmp_path / "dnsperf")}
     assert (tools["mta"]["type"], tools["mta"]["version"]) == ("exim", "4.97")
 
 

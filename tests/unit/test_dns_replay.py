@@ -148,3 +148,64 @@ def test_cdf_is_log_spaced_and_ends_at_the_answered_share():
     assert points[0] == [1.0, 0.5] and points[-1] == [1000.0, 0.98]
     assert all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(points, points[1:], strict=False))
     assert dns_stats.percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+
+
+def test_max_mode_over_two_sending_processes_adds_their_queries_up():
+    from remote.agent import dns_fanout
+
+    seconds = []
+    with responder() as server:
+        prepared = dns_replay.Prepared([("ok.test", "A"), ("nx-a.test", "A"), ("drop-z.test", "A")])
+        columns, elapsed, stray = dns_fanout.replay_max(("127.0.0.1", server.port), prepared, 10, 0.3, 1.0, 2,
+                                                        on_tick=lambda s, lat, t: seconds.append((s, len(lat), t)))
+        figures = dns_stats.summarise(columns, elapsed)
+        sent = server.udp_seen["ok.test."] + server.udp_seen["nx-a.test."] + server.udp_seen["drop-z.test."]
+    assert figures["queries"] == sent > 3 and stray == 0
+    assert figures["timeouts"] == server.udp_seen["drop-z.test."]    # no resend in max mode: each drop a timeout
+    assert figures["rcodes"] == {"NOERROR": server.udp_seen["ok.test."], "NXDOMAIN": server.udp_seen["nx-a.test."]}
+    assert sum(n for _s, n, _t in seconds) == figures["answered"]
+    assert {columns.name(i) for i in range(len(columns.latency))} == {"ok.test", "nx-a.test", "drop-z.test"}
+
+
+def test_without_dnsperf_max_mode_uses_the_builtin_engine_and_says_what_to_install(tmp_path, monkeypatch):
+    from remote.agent import dns_dnsperf
+
+    monkeypatch.setattr(dns_dnsperf, "find", lambda: None)
+    ctx = _Ctx(str(tmp_path))
+    with responder() as server:
+        bench_dns.run(ctx, bench_dns.validate({"resolvers": server.resolver, "mode": "max", "duration": 1,
+                                               "queries": "builtin", "limit": 20}))
+        sent = sum(server.udp_seen.values())
+    warnings = [e["message"] for e in ctx.events if e["type"] == "warning"]
+    assert len(warnings) == 1 and "dnsperf not found" in warnings[0] and "package dnsperf" in warnings[0]
+    results = {e["metric"]: e for e in ctx.events if e["type"] == "result"}
+    assert results["answered"]["metadata"]["engine"] == "builtin" and results["answered"]["metadata"]["pass"] == "max"
+    assert results["answered"]["value"] + results["timeouts"]["value"] == sent == results["answered"]["metadata"][
+        "queries"]
+
+
+class _Ctx:
+    """What bench_dns.run uses of the agent's RunContext, recording what it emits."""
+
+    def __init__(self, run_dir):
+        self.run_dir, self.events = run_dir, []
+
+    def emit(self, event_type, **data):
+        self.events.append(dict(data, type=event_type))
+
+    def result(self, test, metric, value, unit, metadata=None):
+        self.emit("result", test=test, metric=metric, value=value, unit=unit, metadata=metadata or {})
+
+    def warning(self, message):
+        self.emit("warning", message=message)
+
+    def progress(self, *args, **kwargs):
+        pass
+
+    def check(self):
+        pass
+
+    def phase(self, phase_id, label):
+        import contextlib
+
+        return contextlib.nullcontext()
