@@ -40,8 +40,12 @@ def test_each_kind_of_name_does_what_it_was_made_to_do(dns_resolvers: Resolvers,
         by_kind: dict[str, set[str]] = {}
         for name, (rcode, _took, _tc) in answers.items():
             by_kind.setdefault(kinds[name], set()).add(rcode)
+        lost = by_kind.pop("lost")
         assert by_kind == {"host": {"NOERROR"}, "missing": {"NXDOMAIN"}, "slow": {"NOERROR"},
-                           "servfail": {"SERVFAIL"}, "big": {"NOERROR"}, "lost": {"timeout"}}, rerun
+                           "servfail": {"SERVFAIL"}, "big": {"NOERROR"}}, rerun
+        # never answered while the resolver waits for the silent authority; once it has given up on it, a
+        # resolver may fail its names at once (Unbound does while it remembers): never an answer
+        assert lost == {"timeout"} if rerun == "cold" else lost <= {"timeout", "SERVFAIL"}, rerun
         assert all(answers[name][2] for name in names.big), f"{rerun}: a big answer came whole over UDP"
         assert not any(answers[name][2] for name in names.hosts), rerun
         slow = [answers[name][1] for name in names.slow]
