@@ -12,11 +12,28 @@ if command -v debconf-set-selections >/dev/null 2>&1; then
 fi
 apt_install postfix python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client sshfs \
     fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps fish tcsh zsh dash sudo iproute2 faketime \
-    util-linux e2fsprogs \
+    util-linux e2fsprogs unbound bind9 nsd bind9-dnsutils \
     postgresql-contrib mariadb-server mariadb-client sysbench \
     dnsperf \
     "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"
+
+# DNS servers for the dns test: the tests start their own Unbound, BIND and NSD on loopback addresses and
+# high ports (tests/fixtures/dns_servers.py). The packaged services would take port 53 and change how this
+# machine resolves names: stopped and kept from starting at boot.
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    for unit in unbound.service unbound-resolvconf.service named.service named-resolvconf.service nsd.service; do
+        if systemctl list-unit-files "$unit" >/dev/null 2>&1; then
+            $SUDO systemctl disable --now "$unit" >/dev/null 2>&1 || true
+        fi
+    done
+fi
+for name in unbound named nsd; do
+    if [ -x "/etc/init.d/$name" ]; then
+        $SUDO "/etc/init.d/$name" stop >/dev/null 2>&1 || true
+        if command -v update-rc.d >/dev/null 2>&1; then $SUDO update-rc.d "$name" disable >/dev/null 2>&1 || true; fi
+    fi
+done
 
 # PostgreSQL: started if it is not running; the current user gets a role for peer login on the socket.
 if command -v pg_lsclusters >/dev/null 2>&1; then

@@ -25,6 +25,7 @@ pytest_plugins = [
     "tests.fixtures.netns",
     "tests.fixtures.capacity_hosts",
     "tests.fixtures.xserver",
+    "tests.fixtures.dns_servers",
 ]
 
 

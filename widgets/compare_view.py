@@ -20,6 +20,7 @@ from widgets.compare_overlay import CompareOverlay
 from widgets.compare_table import BASELINE_MARK, BEST_MARK, CAVEAT_MARK, CompareTable
 from widgets.dbload_charts import DbLoadCharts
 from widgets.dbload_data import DbLoadCurves
+from widgets.dns_panel import DnsLineView, DnsPanel
 from widgets.plot_items import MUTED, escape
 
 NO_BASELINE = "No baseline"
@@ -93,6 +94,8 @@ class ComparisonView(QWidget):
         self.overlay = CompareOverlay(overlays)
         self.dbload_section = _section("Database load over time and by clients")
         self.dbload = DbLoadCharts()
+        self.dns_title = _section("DNS resolvers: latency distribution, counts and slowest names")
+        self.dns = DnsPanel()
         self.content = QWidget()
         body = QVBoxLayout(self.content)
         body.setContentsMargins(0, 0, 0, 0)
@@ -111,6 +114,8 @@ class ComparisonView(QWidget):
         body.addWidget(self.bars)
         body.addWidget(self.dbload_section)
         body.addWidget(self.dbload)
+        body.addWidget(self.dns_title)
+        body.addWidget(self.dns)
         body.addWidget(_section("Telemetry during the tests"))
         body.addWidget(self.overlay)
         page = QWidget()
@@ -154,6 +159,10 @@ class ComparisonView(QWidget):
         if self.overlay.set_comparison(comparison):
             self.overlay.request()
 
+    def set_dns(self, lines: Sequence[DnsLineView]) -> None:
+        """The dns runs' lines (one per resolver and pass); the section is hidden without any."""
+        self.dns_title.setVisible(self.dns.set_lines(lines))
+
     def set_overlays(self, curves: Sequence[SeriesView]) -> None:
         self.overlay.set_overlays(curves)
 
@@ -178,6 +187,7 @@ class ComparisonView(QWidget):
         self.prices_label.setText("")
         self.prices_label.hide()
         self.bars.clear()
+        self.set_dns([])
         self.overlay.clear()
         self.set_dbload([])
         self.content.setVisible(False)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.compare.dbload import curves_of, dbload_runs
+from app.compare.dns import dns_comparison
 from app.compare.model import Comparison, RunInput, build, load_inputs
 from app.compare.overlay import aligned, overlay_runs
 from app.errors import USER_ERRORS
@@ -258,6 +259,8 @@ class CompareTab(QWidget):
             self.view.set_comparison(self.comparison)
             results = {item.record.id: item.results for item in self.inputs}
             self.view.set_dbload([curves_of(run) for run in dbload_runs(self.comparison, results)])
+            self.view.set_dns(dns_comparison((run.record.id, run.record.host_name, run.results)
+                                             for run in self.inputs).lines)
         self._update_buttons()
 
     def set_baseline(self, run_id: int | None) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from app.catalogue import CATALOGUE
 from app.compare.caveats import Caveat, run_caveats
 from app.compare.dbload import OPS_OVERLAY, P99_OVERLAY, DbLoadRun, dbload_runs, overlays_of
+from app.compare.dns import DnsLine, dns_comparison
 from app.compare.model import Comparison, RunInput, build, figure_name, load_inputs
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
 from app.compare.standings import Standing
@@ -120,6 +121,7 @@ class ReportData:
     steadiness: Mapping[tuple[str, str], str] = field(default_factory=dict)   # (row label, figure key) -> text
     sweeps: tuple[Sweep, ...] = ()     # the shared-storage totals' sweep curves
     dbload: tuple[DbLoadRun, ...] = ()  # the database-load runs: their sweep curves
+    dns: tuple[DnsLine, ...] = ()      # the dns runs: a line per resolver and pass (app.compare.dns)
 
     def caveats_of(self, test: str) -> list[CaveatNote]:
         return [note for note in self.caveats if note.test == test]
@@ -157,7 +159,9 @@ def gather(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = Non
                       tuple(overlays), tuple(caveat_notes(comparison, by_id)), colours,
                       consistency(comparison, by_id),
                       tuple(sweeps([(row.label, run) for row in comparison.rows for run in row.runs],
-                                   {run_id: item.results for run_id, item in by_id.items()})), tuple(loads))
+                                   {run_id: item.results for run_id, item in by_id.items()})), tuple(loads),
+                      dns_comparison((item.record.id, item.record.host_name, item.results)
+                                     for item in inputs).lines)
 
 
 def _overlay_order(overlay: Overlay) -> int:

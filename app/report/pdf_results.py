@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QPainter
 
+from app.compare.dns import DNS_TEST
 from app.compare.metrics import TEST_LABELS, Metric
 from app.compare.model import Cell, Row
 from app.compare.prices import is_price_metric
@@ -26,6 +27,7 @@ from app.report.pdf_charts import (
     titled,
 )
 from app.report.pdf_dbload import dbload_sweep_block
+from app.report.pdf_dns import dns_block
 from app.report.pdf_pages import (
     ACCENT,
     BEST,
@@ -200,6 +202,8 @@ def test_section(flow: Flow, data: ReportData, test: str, lead: Callable[[], Non
         sweep_block(flow, data)   # the curve says more than a bar per step
     if test == DBLOAD:
         dbload_sweep_block(flow, data)
+    if test == DNS_TEST:
+        dns_block(flow, data)     # every resolver and pass: the table above holds one of them
     bars = [paint for paint in (bar_block(data, m) for m in metrics) if paint is not None]
     if bars:
         flow.gap(4.0)
