@@ -363,6 +363,13 @@ def test_a_host_that_rebooted_is_said_so_not_a_removed_run(cli_env, ssh_host) ->
     assert detail.run.status == "interrupted" and "rebooted" in detail.run.error
 
 
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
 def test_ctrl_c_twice_says_what_stays_on_the_host_and_attach_removes_it(cli_env, ssh_host) -> None:
     name = _add(ssh_host)
     proc = _benchbay("run", name, "--test", "idle", "--set", 'phases=[["measure","Measure",60]]',
@@ -374,8 +381,10 @@ def test_ctrl_c_twice_says_what_stays_on_the_host_and_attach_removes_it(cli_env,
         store.close()
     run_dir = Path(run.remote.run_dir)
     _wait_for("the sampler", lambda: (run_dir / "samples.raw").exists())
+    # the agent runs its test (a TERM before it is up would end it without a word)
+    _wait_for("the test", lambda: b'"phase_start"' in _read(run_dir / "events.jsonl"))
     proc.send_signal(signal.SIGINT)   # cancel ...
-    time.sleep(0.2)
+    time.sleep(0.05)                  # (a cancel over a quick link cleans up in a fraction of a second)
     proc.send_signal(signal.SIGINT)   # ... and leave at once, before the host is cleaned up
     code, _out, err = _finish(proc, timeout=60)
     assert code == 130, err
