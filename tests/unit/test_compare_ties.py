@@ -194,7 +194,8 @@ def test_tail_latency_has_a_wider_floor_than_throughput() -> None:
             RunInput(record(2, "b", "disk"), None, disk(10_000.0, 1.6))]   # p99 4x apart, one run each
     comparison = build(runs)
     assert comparison.rows[1].cells["disk:randread_4k.lat_p99"].kind == CANT_TELL
-    assert floor_for("disk:randread_4k.lat_p99").rsd_percent > 2 * floor_for("disk:randread_4k.iops").rsd_percent
+    # measured on one real disk: its random-read p99 varied more from run to run than its IOPS
+    assert floor_for("disk:randread_4k.lat_p99").rsd_percent > floor_for("disk:randread_4k.iops").rsd_percent
 
 
 def test_equal_figures_are_never_both_best() -> None:
