@@ -17,7 +17,7 @@ reference / value for times and latencies. So "3.4x" always means "3.4 times as 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -189,14 +189,21 @@ class Comparison:
         """Each priced server's price with its date and source; [] when no price is set."""
         return [price_line(row.label, row.price) for row in self.rows if row.price is not None]
 
-    def settle_lines(self, test: str | None = None) -> list[str]:
-        """Each "can't tell yet" with what would settle it ("iops, Random read 4 KiB p99: run 3 more repeats on
-        each"): a cell has room for the verdict and its range only, and a range wholly below 1 reads as a
-        verdict unless the reason is said beside it."""
-        return [f"{row.label}, {item.label}: {cell.settle}." for item in self.metrics
-                if test is None or item.test == test for row in self.rows
-                for cell in (row.cells.get(item.key),)
-                if cell is not None and cell.kind == CANT_TELL and not cell.partial and cell.settle]
+    def settle_lines(self, test: str | None = None, label: Callable[[Metric], str] | None = None) -> list[str]:
+        """Each "can't tell yet" with what would settle it, one line per server and remedy ("iops (Random read 4
+        KiB, Random read 4 KiB p99): run 3 more repeats on each."): a cell has room for the verdict and its range
+        only, and a range wholly below 1 reads as a verdict unless the reason is said beside it. `label` names a
+        figure (the PDF's short labels under a test's heading)."""
+        name = label or (lambda item: item.label)
+        found: dict[tuple[str, str], list[str]] = {}
+        for item in self.metrics:
+            if test is not None and item.test != test:
+                continue
+            for row in self.rows:
+                cell = row.cells.get(item.key)
+                if cell is not None and cell.kind == CANT_TELL and not cell.partial and cell.settle:
+                    found.setdefault((row.label, cell.settle), []).append(name(item))
+        return [f"{row} ({', '.join(figures)}): {settle}." for (row, settle), figures in found.items()]
 
     def caveat_lines(self) -> list[str]:
         """Every caveat once, with whom it concerns: "mail-01: Cached I/O ..."."""

@@ -190,7 +190,7 @@ def test_section(flow: Flow, data: ReportData, test: str, lead: Callable[[], Non
     if notes:
         flow.text("Caveats", Style(8.5, bold=True, color=CAVEAT), after=1.0, keep=12.0)
         flow.bullets([note.line for note in notes], SMALL_INK, after=3.0)
-    unsettled = comparison.settle_lines(test)
+    unsettled = comparison.settle_lines(test, short_label)
     if unsettled:
         flow.text("What would settle a can't tell yet", Style(8.5, bold=True), after=1.0, keep=12.0)
         flow.bullets(unsettled, SMALL_INK, after=3.0)

@@ -85,7 +85,7 @@ def test_table_rows_columns_best_ratio_and_caveats(view):
     assert "What would settle it: run 2 more repeats on each." in table.figure_item("new-server", LAT).toolTip()
     # ... and in view under the table, not only in a tooltip: a range below 1 must not read as a verdict
     assert view.settle_label.isVisible()
-    assert "new-server, Random read 4 KiB p99: run 2 more repeats on each." in view.settle_label.text()
+    assert "new-server (Random read 4 KiB p99, Sync write 4 KiB): run 2 more repeats on each." in view.settle_label.text()
     assert table.figure("new-server", MULTI).splitlines()[1].startswith("ahead of old-server by 2.5")
     assert table.figure("old-server", MULTI).splitlines()[1] == "baseline"
     # the caveat: a tag in the cell, its sentence in the tooltip and in the list that is always shown
@@ -103,7 +103,7 @@ def test_without_a_baseline_verdicts_are_against_the_leader(view):
     assert view.baseline_picker.currentText() == NO_BASELINE
     assert view.table.figure("new-server", IOPS).splitlines()[1] == "leader · best"
     # the other server's verdict is against the leader, with its factor and range
-    assert view.table.figure("old-server", IOPS).splitlines()[1].startswith("0.29x of new-server (")
+    assert view.table.figure("old-server", IOPS).splitlines()[1].startswith("0.294x of new-server (")
 
 
 def test_baseline_picker_emits_the_rows_run_id(view, qtbot):
