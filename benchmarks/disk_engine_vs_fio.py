@@ -7,7 +7,10 @@ Imports the agent's engines directly (remote.agent.disk_builtin / disk_fio), pre
 in a temporary directory under DIR (default: the system's temp dir) with the agent's own
 prepare_file, and runs each job with fio and then with the built-in engine on identical JobSpecs.
 Prints IOPS of each and the ratio built-in / fio. Goal: >= 0.95 at 1 worker, >= 0.9 at 16.
-With --rounds N each job runs N times per engine, alternating, and the medians are compared.
+With --rounds N each job runs N times per engine, alternating (fio first in odd rounds, the built-in engine
+first in even ones, so a load that rises or falls during the job favours neither), and the medians are
+compared. Each engine's CPU time per I/O (its own and its children's, from os.times) is printed beside: on a
+busy machine the engine that spends less CPU per I/O gets more I/Os out of its share.
 """
 from __future__ import annotations
 
@@ -41,6 +44,19 @@ def parse_size(text: str) -> int:
     if text and text[-1] in units:
         return int(float(text[:-1]) * units[text[-1]])
     return int(text)
+
+
+ENGINES = {"fio": disk_fio, "builtin": disk_builtin}
+
+
+def timed_cpu(engine: object, job: dict) -> tuple[dict, float]:
+    """One job of one engine and the CPU seconds it took: this process's (the built-in engine's single worker
+    runs in a thread here) and its reaped children's (fio; the built-in engine's worker processes)."""
+    before = os.times()
+    result = engine.run_job(dict(job))   # type: ignore[attr-defined]
+    after = os.times()
+    used = sum(getattr(after, f) - getattr(before, f) for f in ("user", "system", "children_user", "children_system"))
+    return result, used
 
 
 def main() -> int:
@@ -78,9 +94,15 @@ def main() -> int:
                    "sync": args.sync if sync != "none" else "none", "workers": workers,
                    "runtime": args.runtime, "warmup": args.warmup}
             runs: dict[str, list[dict]] = {"fio": [], "builtin": []}
-            for _ in range(args.rounds):
-                runs["fio"].append(disk_fio.run_job(dict(job)))
-                runs["builtin"].append(disk_builtin.run_job(dict(job)))
+            cpu: dict[str, list[float]] = {"fio": [], "builtin": []}
+            loads: list[float] = []
+            for round_ in range(args.rounds):
+                order = ("fio", "builtin") if round_ % 2 == 0 else ("builtin", "fio")
+                for engine in order:
+                    result, seconds = timed_cpu(ENGINES[engine], job)
+                    runs[engine].append(result)
+                    cpu[engine].append(1e6 * seconds / max(result["ios"], 1))
+                loads.append(os.getloadavg()[0])
             fio = statistics.median(r["iops"] for r in runs["fio"])
             builtin = statistics.median(r["iops"] for r in runs["builtin"])
             ratio = builtin / fio if fio else float("nan")
@@ -93,7 +115,10 @@ def main() -> int:
                 pairs = zip(runs["fio"], runs["builtin"], strict=True)
                 ratios = sorted(b["iops"] / f["iops"] for f, b in pairs if f["iops"])
                 print(f"  rounds: ratio min {ratios[0]:.3f} median {statistics.median(ratios):.3f} "
-                      f"max {ratios[-1]:.3f}; load now {os.getloadavg()[0]:.1f}", flush=True)
+                      f"max {ratios[-1]:.3f}; load after each round {' / '.join(f'{x:.1f}' for x in loads)}",
+                      flush=True)
+            print(f"  CPU per I/O, median: fio {statistics.median(cpu['fio']):.1f} us, built-in "
+                  f"{statistics.median(cpu['builtin']):.1f} us", flush=True)
         print(f"# built-in flags, last job: {runs['builtin'][-1]['flags']}; load average at the end: "
               f"{os.getloadavg()[0]:.1f}")
     finally:

@@ -90,6 +90,13 @@ class ComparisonView(QWidget):
         self.caveats_label.setObjectName("compareCaveats")
         self.caveats_label.setWordWrap(True)
         self.caveats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # what would settle each can't tell yet: in view, not only in the cell's tooltip
+        self.settle_label = QLabel("")
+        self.settle_label.setObjectName("compareSettle")
+        self.settle_label.setWordWrap(True)
+        self.settle_label.setStyleSheet(QUIET_STYLE)
+        self.settle_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.settle_label.hide()
         self.bars = CompareBars()
         self.overlay = CompareOverlay(overlays)
         self.dbload_section = _section("Database load over time and by clients")
@@ -108,6 +115,7 @@ class ComparisonView(QWidget):
         body.addLayout(picker_line)
         body.addWidget(self.table)
         body.addWidget(self.prices_label)
+        body.addWidget(self.settle_label)
         body.addWidget(_section("Caveats"))
         body.addWidget(self.caveats_label)
         body.addWidget(_section("Figures side by side"))
@@ -147,6 +155,10 @@ class ComparisonView(QWidget):
         # figures per price are only as good as the price: its date and source stand under the table
         self.prices_label.setText("Prices: " + " · ".join(escape(line) for line in prices) if prices else "")
         self.prices_label.setVisible(bool(prices))
+        unsettled = comparison.settle_lines()
+        self.settle_label.setText("What would settle a can't tell yet:<br>" + "<br>".join(
+            f"· {escape(line)}" for line in unsettled) if unsettled else "")
+        self.settle_label.setVisible(bool(unsettled))
         lines = comparison.caveat_lines()
         if lines:
             self.caveats_label.setText("<br>".join(f"{CAVEAT_MARK} {escape(line)}" for line in lines))
@@ -184,6 +196,8 @@ class ComparisonView(QWidget):
         self.baseline_picker.blockSignals(False)
         self.table.clear_comparison()
         self.caveats_label.setText("")
+        self.settle_label.setText("")
+        self.settle_label.hide()
         self.prices_label.setText("")
         self.prices_label.hide()
         self.bars.clear()

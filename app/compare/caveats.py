@@ -6,6 +6,7 @@ caveats between runs (engines or library versions differ) concern a column.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -116,3 +117,36 @@ def scoped(caveats: Sequence[Caveat], test: str) -> list[Caveat]:
     CPU run) must not land on the same host's disk figures in the same row."""
     keys = _keys(test)
     return [c if c.keys else Caveat(c.tag, c.text, keys) for c in caveats]
+
+
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def merged(per_run: Sequence[Sequence[Caveat]]) -> list[Caveat]:
+    """The caveats of one server's repeats of a test, each once: the same sentence with other numbers in
+    another run ("1,500 flushed 4 KiB writes/s", "1,417 …") is one caveat with the numbers as a range,
+    saying in how many of the runs it was seen; a lone run's caveats are its own, unchanged."""
+    if len(per_run) < 2:
+        return list(dict.fromkeys(c for run in per_run for c in run))
+    groups: dict[tuple[str, tuple[str, ...], str], list[list[str]]] = {}
+    for run in per_run:
+        for caveat in dict.fromkeys(run):
+            skeleton = NUMBER.sub("#", caveat.text)
+            groups.setdefault((caveat.tag, caveat.keys, skeleton), []).append(NUMBER.findall(caveat.text))
+    out = []
+    for (tag, keys, skeleton), numbers in groups.items():
+        pieces = iter(skeleton.split("#"))
+        text = next(pieces)
+        for position, piece in enumerate(pieces):
+            seen = [found[position] for found in numbers]
+            low, high = min(seen, key=_number), max(seen, key=_number)
+            text += (low if _number(low) == _number(high) else f"{low}–{high}") + piece
+        if len(per_run) > 1:
+            text = f"In {len(numbers)} of its {len(per_run)} runs: {text}" if len(numbers) < len(per_run) \
+                else f"In all {len(per_run)} of its runs: {text}"
+        out.append(Caveat(tag, text, keys))
+    return out

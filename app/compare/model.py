@@ -17,12 +17,12 @@ reference / value for times and latencies. So "3.4x" always means "3.4 times as 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.catalogue import CATALOGUE
-from app.compare.caveats import Caveat, between_caveats, run_caveats, scoped
+from app.compare.caveats import Caveat, between_caveats, merged, run_caveats, scoped
 from app.compare.host_noise import host_noise
 from app.compare.metrics import HIGHER, METRICS, Figure, Metric
 from app.compare.prices import base_key, is_price_metric, per_price, price_line, price_metric, priced
@@ -30,7 +30,7 @@ from app.compare.rows import group_rows, row_labels, unit_figures
 from app.compare.source import RunSource
 from app.compare.standings import Entry, Judged, Standing, judge_column, standing_line
 from app.compare.steadiness import steadiness
-from app.compare.ties import TIE
+from app.compare.ties import CANT_TELL, TIE
 from app.engine.host_prices import host_prices
 from app.engine.repeat_record import until_stable_missed
 from app.summary.base import number, warning_messages
@@ -191,6 +191,22 @@ class Comparison:
         """Each priced server's price with its date and source; [] when no price is set."""
         return [price_line(row.label, row.price) for row in self.rows if row.price is not None]
 
+    def settle_lines(self, test: str | None = None, label: Callable[[Metric], str] | None = None) -> list[str]:
+        """Each "can't tell yet" with what would settle it, one line per server and remedy ("iops (Random read 4
+        KiB, Random read 4 KiB p99): run 3 more repeats on each."): a cell has room for the verdict and its range
+        only, and a range wholly below 1 reads as a verdict unless the reason is said beside it. `label` names a
+        figure (the PDF's short labels under a test's heading)."""
+        name = label or (lambda item: item.label)
+        found: dict[tuple[str, str], list[str]] = {}
+        for item in self.metrics:
+            if test is not None and item.test != test:
+                continue
+            for row in self.rows:
+                cell = row.cells.get(item.key)
+                if cell is not None and cell.kind == CANT_TELL and not cell.partial and cell.settle:
+                    found.setdefault((row.label, cell.settle), []).append(name(item))
+        return [f"{row} ({', '.join(figures)}): {settle}." for (row, settle), figures in found.items()]
+
     def caveat_lines(self) -> list[str]:
         """Every caveat once, with whom it concerns: "mail-01: Cached I/O ..."."""
         lines = [f"{row.label}: {c.text}" for row in self.rows for c in row.caveats]
@@ -266,10 +282,12 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
             if unsettled:
                 missed[(len(raw), unit[0].record.test)] = unsettled
         notes: list[Caveat] = []
-        for run in runs:
-            # a caveat of one run concerns that run's figures only, not the same host's other tests
-            notes += scoped(run_caveats(run.results, run.facts, run.warnings, run.record.status, run.record.error),
-                            run.record.test)
+        for test in dict.fromkeys(run.record.test for run in runs):
+            # a caveat of one run concerns that run's figures only, not the same host's other tests; the
+            # repeats of one test say a caveat once
+            notes += merged([scoped(run_caveats(run.results, run.facts, run.warnings, run.record.status,
+                                                run.record.error), test)
+                             for run in runs if run.record.test == test])
         raw.append((label, runs, found, [r for run in runs for r in run.results], list(dict.fromkeys(notes))))
     row_prices = [_row_price(runs, prices) for _l, runs, *_rest in raw]
     price_columns: dict[str, Metric] = {}

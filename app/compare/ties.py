@@ -120,7 +120,20 @@ class Verdict:
         if self.lo is None:   # no range at all: the reason is the verdict, so it is always said
             reason = f": {self.settle}" if self.settle else ""
             return (f"can't tell yet vs {against}" if against else "can't tell yet") + reason
-        return f"can't tell yet vs {against} ({factor_text(self.lo)}–{factor_text(self.hi)}x)" + settle
+        return f"can't tell yet vs {against} {range_text(self.lo, self.hi)}" + settle
+
+
+RANGE_SAID = (0.01, 100.0)   # beyond these a range's end says "below"/"above": 0.0014–495x reads as a fault
+
+
+def range_text(lo: float | None, hi: float | None) -> str:
+    """ "(0.71–1.9x)"; a range too wide to mean anything beyond its ends: "(from below 0.01x to above 100x)"."""
+    low, high = RANGE_SAID
+    if lo is not None and hi is not None and (lo < low or hi > high):
+        lo_text = f"below {low:g}" if lo < low else factor_text(lo)
+        hi_text = f"above {high:g}" if hi > high else factor_text(hi)
+        return f"(from {lo_text}x to {hi_text}x)"
+    return f"({factor_text(lo)}–{factor_text(hi)}x)"
 
 
 def factor_text(value: float | None) -> str:

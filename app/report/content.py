@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.catalogue import CATALOGUE
-from app.compare.caveats import Caveat, run_caveats
+from app.compare.caveats import Caveat
 from app.compare.dbload import OPS_OVERLAY, P99_OVERLAY, DbLoadRun, dbload_runs, overlays_of
 from app.compare.dns import DnsLine, dns_comparison
 from app.compare.model import Comparison, RunInput, build, figure_name, load_inputs
@@ -190,15 +190,12 @@ def caveat_notes(comparison: Comparison, inputs: Mapping[int, RunInput]) -> list
     """Each caveat sentence once, under the test it concerns, with the servers it concerns."""
     whom: dict[tuple[str, str], list[str]] = {}
     for row in comparison.rows:
-        for run in row.runs:
-            item = inputs.get(run.id)
-            if item is None:
-                continue
-            for caveat in run_caveats(item.results, item.facts, item.warnings, run.status, run.error):
-                test = _caveat_test(caveat, run.test)
-                labels = whom.setdefault((test, caveat.text), [])
-                if row.label not in labels:
-                    labels.append(row.label)
+        # the row's caveats: each run's, scoped to its test, a repeat group's said once (app.compare.model)
+        for caveat in row.caveats:
+            test = _caveat_test(caveat, row.runs[0].test if row.runs else "")
+            labels = whom.setdefault((test, caveat.text), [])
+            if row.label not in labels:
+                labels.append(row.label)
     for caveat in comparison.between:
         whom.setdefault((_caveat_test(caveat, comparison.tests[0] if comparison.tests else ""), caveat.text),
                         ["All servers"])

@@ -194,6 +194,10 @@ def test_section(flow: Flow, data: ReportData, test: str, lead: Callable[[], Non
     if notes:
         flow.text("Caveats", Style(8.5, bold=True, color=CAVEAT), after=1.0, keep=12.0)
         flow.bullets([note.line for note in notes], SMALL_INK, after=3.0)
+    unsettled = comparison.settle_lines(test, short_label)
+    if unsettled:
+        flow.text("What would settle a can't tell yet", Style(8.5, bold=True), after=1.0, keep=12.0)
+        flow.bullets(unsettled, SMALL_INK, after=3.0)
     run_notes = [f"{server}: {note}" for server, run_test, note in data.run_notes if run_test == test]
     if run_notes:
         flow.text("Notes", Style(8.5, bold=True), after=1.0, keep=12.0)

@@ -83,6 +83,10 @@ def test_table_rows_columns_best_ratio_and_caveats(view):
     # one p99 each: a tail latency's run-to-run range is too wide to name a winner
     assert table.figure("new-server", LAT).startswith("0.200\ncan't tell yet vs old-server (")
     assert "What would settle it: run 2 more repeats on each." in table.figure_item("new-server", LAT).toolTip()
+    # ... and in view under the table, not only in a tooltip: a range below 1 must not read as a verdict
+    assert view.settle_label.isVisible()
+    settle = "new-server (Random read 4 KiB p99, Sync write 4 KiB): run 2 more repeats on each."
+    assert settle in view.settle_label.text()
     assert table.figure("new-server", MULTI).splitlines()[1].startswith("ahead of old-server by 2.5")
     assert table.figure("old-server", MULTI).splitlines()[1] == "baseline"
     # the caveat: a tag in the cell, its sentence in the tooltip and in the list that is always shown
@@ -100,7 +104,7 @@ def test_without_a_baseline_verdicts_are_against_the_leader(view):
     assert view.baseline_picker.currentText() == NO_BASELINE
     assert view.table.figure("new-server", IOPS).splitlines()[1] == "leader · best"
     # the other server's verdict is against the leader, with its factor and range
-    assert view.table.figure("old-server", IOPS).splitlines()[1].startswith("0.29x of new-server (")
+    assert view.table.figure("old-server", IOPS).splitlines()[1].startswith("0.294x of new-server (")
 
 
 def test_baseline_picker_emits_the_rows_run_id(view, qtbot):

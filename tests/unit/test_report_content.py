@@ -50,7 +50,7 @@ def test_a_winning_baseline_is_the_reference_and_the_other_is_behind_by_its_fact
     bench, ids = stored
     data = gather(bench, [ids["old_disk"], ids["new_disk"]], ids["new_disk"])
     assert data.headlines[0].text.startswith(
-        "Random read 4 KiB: new-server (baseline) has 17,000 IOPS; old-server: 0.29x of new-server (")
+        "Random read 4 KiB: new-server (baseline) has 17,000 IOPS; old-server: 0.294x of new-server (")
 
 
 def test_the_same_machine_three_times_names_no_winner(workbench) -> None:
