@@ -91,6 +91,11 @@ def run_workers(jobs: list[Callable[[], Any]], on_interrupt: Callable[[int], Non
     finished = [False] * len(jobs)
 
     def work(index: int) -> None:
+        # Ctrl-C and SIGTERM go to the main thread only: the kernel may hand a process signal to any thread,
+        # and one that lands in a worker's write() to a pipe ends the write early (a JSON line cut in two when
+        # stdout is unbuffered, e.g. PYTHONUNBUFFERED=1). Threads the job starts inherit the mask.
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
             results[index] = jobs[index]()
         except BaseException as exc:  # handed to the main thread, which reports it

@@ -191,10 +191,16 @@ def standing_line(what: str, unit: str, standings: Sequence[Standing]) -> str:
         return f"{what}: {reference.value_text} {unit} on {reference.row}{_caveat(reference)}."
     parts = []
     if reference is not None:
-        role = "(baseline) has" if reference.baseline else "leads with"
+        role = "(baseline) has" if reference.baseline else ("leads with" if leads(standings) else "has")
         parts.append(f"{reference.row} {role} {reference.value_text} {unit}".rstrip() + _caveat(reference))
     parts += [f"{s.row}: {s.text}{_caveat(s)}" for s in standings if s.verdict != REFERENCE]
     return f"{what}: " + "; ".join(parts) + "."
+
+
+def leads(standings: Sequence[Standing]) -> bool:
+    """Whether the leader is ahead of anyone at all: beside only ties and "can't tell yet" the highest figure
+    is no lead, and "leads with" would sell noise as a win."""
+    return any(s.verdict == BEHIND for s in standings)
 
 
 def _caveat(standing: Standing) -> str:

@@ -17,7 +17,7 @@ from app.compare.dbload import OPS_OVERLAY, P99_OVERLAY, DbLoadRun, dbload_runs,
 from app.compare.dns import DnsLine, dns_comparison
 from app.compare.model import Comparison, RunInput, build, figure_name, load_inputs
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
-from app.compare.standings import Standing
+from app.compare.standings import Standing, leads
 from app.compare.ties import REFERENCE
 from app.errors import AppError
 from app.report.consistency import consistency
@@ -79,7 +79,12 @@ class Headline:
         """ "honA leads with 10.8 ops/s", "honT (baseline) has 5.4 ops/s", "90,000 IOPS on db-01"."""
         if self.alone:
             return f"{self.value} on {self.winner}"
-        return f"{self.winner} {'(baseline) has' if self.baseline else 'leads with'} {self.value}"
+        return f"{self.winner} {self.role} {self.value}"
+
+    @property
+    def role(self) -> str:
+        """ "leads with" only beside a server that is behind it: next to ties and "can't tell yet" it "has"."""
+        return "(baseline) has" if self.baseline else ("leads with" if leads(self.standings) else "has")
 
     @property
     def text(self) -> str:

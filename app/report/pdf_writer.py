@@ -165,7 +165,7 @@ def title_page(flow: Flow, data: ReportData, logo: QImage | None) -> None:
         elif line.baseline:
             big += [(" (baseline) ", HEADLINE), (line.value, RATIO)]
         else:
-            big += [(" leads with ", HEADLINE), (line.value, RATIO)]
+            big += [(f" {line.role} ", HEADLINE), (line.value, RATIO)]
         big.append((f"   {line.detail}", Style(9.5, color=MUTED)))
         if line.tags:
             big.append((f"   caveat: {line.tags}", Style(9.5, bold=True, color=CAVEAT)))

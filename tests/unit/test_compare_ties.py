@@ -16,6 +16,7 @@ from app.catalogue import CATALOGUE
 from app.cli.compare import comparison_json
 from app.compare.model import RunInput, build
 from app.compare.noise_floors import floor_for, parse_floors, shipped_floors
+from app.compare.standings import Standing, standing_line
 from app.compare.table import csv_text, text_table
 from app.compare.ties import (
     AHEAD,
@@ -172,7 +173,8 @@ def test_steady_repeats_tie_and_say_within_what() -> None:
     assert cells[1].verdict.startswith("tie with a (within ±") and cells[1].verdict.endswith(" %)")
     # the tie does not quote the leader's figure as shared
     line = next(line for line in comparison.winners() if line.startswith("CPU all cores"))
-    assert line.startswith("CPU all cores: a leads with 10.1 ops/s; b: tie with a (within ±")
+    # ... nor calls the higher of two tied figures a lead
+    assert line.startswith("CPU all cores: a has 10.1 ops/s; b: tie with a (within ±")
     assert "at about" not in line
 
 
@@ -367,3 +369,19 @@ def test_a_range_too_wide_to_mean_anything_says_so_instead_of_its_digits() -> No
     assert range_text(0.05, 240.0) == "(from 0.05x to above 100x)"
     wide = Verdict(CANT_TELL, 1.3, 0.0014, 495.0, "noise_floor", "run 2 more repeats on each")
     assert wide.text("iops") == "can't tell yet vs iops (from below 0.01x to above 100x): run 2 more repeats on each"
+
+
+def test_the_headline_calls_a_figure_a_lead_only_beside_a_server_behind_it() -> None:
+    from app.compare.ties import BEHIND, CANT_TELL, REFERENCE
+    from app.report.content import Headline
+
+    def standing(row: str, verdict: str, text: str) -> Standing:
+        return Standing("cpu:x", "CPU", "ops/s", row, (1,), 10.0, "10.0", verdict, None, None, None, "a", None,
+                        "noise_floor", text)
+
+    unsure = (standing("b", CANT_TELL, "can't tell yet vs a (0.60–1.70x)"),)
+    behind = (standing("c", BEHIND, "0.50x of a (0.45–0.55)"),)
+    assert Headline("CPU", "a", "", unsure, value="10.8 ops/s").text.startswith("CPU: a has 10.8 ops/s; b: can't")
+    assert Headline("CPU", "a", "", unsure + behind, value="10.8 ops/s").reference_text == "a leads with 10.8 ops/s"
+    assert standing_line("CPU", "ops/s", (standing("a", REFERENCE, "leader"),) + unsure).startswith(
+        "CPU: a has 10.0 ops/s; b:")
