@@ -104,8 +104,8 @@ def dbload_lines(results: Iterable[Any]) -> list[str]:
     lines = [f"engine {engine} against {meta.get('server') or MISSING} at "
              f"{meta.get('target') or MISSING}; workload {meta.get('workload') or MISSING}; data {data}",
              f"ops/s = median of the per-second {counts} of each step as {counted}; variation = "
-             "standard deviation / mean of the per-second figures; tool's total = the tool's own figure for the "
-             "whole step"]
+             "standard deviation / mean of the per-second figures"
+             + ("" if engine == "builtin RESP" else "; tool's total = the tool's own figure for the whole step")]
     if engine.startswith("redis-benchmark "):
         lines.append("p50/p99/p99.9 from redis-benchmark's report for the whole step (each second it prints "
                      "only an average)")
