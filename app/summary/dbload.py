@@ -109,6 +109,9 @@ def dbload_lines(results: Iterable[Any]) -> list[str]:
     if engine.startswith("redis-benchmark "):
         lines.append("p50/p99/p99.9 from redis-benchmark's report for the whole step (each second it prints "
                      "only an average)")
+        lines += [f"step {s.step}: redis-benchmark runs one command per process, so its {s.clients} client"
+                  f"{'s' if s.clients != 1 else ''} ran {next(iter(s.meta['clients_by_op']))}s only"
+                  for s in steps if len(s.meta.get("clients_by_op") or {"get": 1, "set": 1}) == 1]
     unanswered = sum(int(s.meta.get("unfinished") or 0) for s in steps)
     if unanswered:
         lines.append(f"unanswered: {unanswered} request(s) due at the constant rate had no answer when their step "

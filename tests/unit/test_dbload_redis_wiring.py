@@ -97,6 +97,10 @@ def test_a_redis_benchmark_step_stores_its_figures_and_no_made_up_ones(monkeypat
     assert stored["get_p99_ms"][0] == 0.41 and stored["get_p99_ms"][1]["p99_per_second"] == [None, None]
     assert "redis-benchmark's report" in stored["get_p99_ms"][1]["source"]
     assert dbload_stats.main_p99(summary) == 0.41
+    results = [{"test": t, "metric": m, "value": v, "unit": u, "metadata": meta} for t, m, v, u, meta in ctx.results]
+    text = summary_text("client", "done", results, run_id=4)
+    assert "step 1: redis-benchmark runs one command per process, so its 1 client ran gets only" in text
+    assert "p50/p99/p99.9 from redis-benchmark's report for the whole step" in text
 
 
 def test_constant_rate_requests_left_unanswered_are_said(monkeypatch) -> None:
