@@ -6,6 +6,7 @@ The sshd test hosts are this machine: the host's agent loads the test's redis-se
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 
@@ -151,3 +152,30 @@ def _missing(message: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+def test_a_redis_that_goes_away_ends_the_sweep_and_says_how_to_delete_the_keys(workbench, ssh_host,
+                                                                              private_redis) -> None:  # noqa: F811
+    name = _add(workbench, ssh_host)
+    params = {"engine": "redis", "target": private_redis, "tool": "builtin", "clients": "1,2,4", "step_seconds": 3,
+              "data": "scale=1000", "key_prefix": "bench:gone:"}
+    host, port = resp_wire.parse_target(private_redis)
+
+    def on_event(_host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick" and event["step"] == 2 and event["second"] == 1:
+            with resp_wire.Client(host, port) as client, contextlib.suppress(OSError, resp_wire.RedisError):
+                client.call("SHUTDOWN", "NOSAVE")
+
+    outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), RunControl(), None, on_event)
+
+    assert (outcome.status, outcome.error) == ("done", "")
+    steps = _steps(workbench.store.runs.get(outcome.run_id).results)
+    # the step it went away in runs to its end counting errors; the next cannot connect and ends the sweep
+    assert sorted(steps) == [1, 2] and steps[1]["errors"].value == 0 and steps[2]["errors"].value >= 1
+    assert steps[2]["ops_per_s"].metadata["per_second"][-1] == 0
+    events = workbench.store.runs.events(outcome.run_id)
+    warnings = [e["message"] for e in events if e["type"] == "warning"]
+    assert any(f"Redis at {private_redis}" in w and "the sweep ends at 2 clients" in w for w in warnings), warnings
+    assert any("could not be deleted" in w and "--pattern 'bench:gone:*'" in w for w in warnings), warnings
+    pid, run_dir = _agent(events)
+    assert not running(pid) and not os.path.exists(run_dir) and processes_using(run_dir) == []
