@@ -86,7 +86,10 @@ class RedisEngine:
         try:
             facts = dbload_redis.prepare_redis(self.ctx, self.params)
         except RuntimeError as exc:
-            raise DbLoadError("dbload: {}".format(exc)) from None
+            text = str(exc)
+            if not text.startswith("Redis at "):   # say which server, as the other failures do
+                text = "Redis at {}:{}: {}".format(self.params["host"], self.params["port"], text)
+            raise DbLoadError("dbload: " + text) from None
         info = {k: facts.get(k) for k in ("server", "keys", "fill_s", "maxmemory_policy") if k in facts}
         info.update({k: self.params[k] for k in ("redis_db", "key_prefix", "keyspace", "value_size", "pipeline",
                                                  "get_ratio")})

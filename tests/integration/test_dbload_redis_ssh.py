@@ -7,6 +7,7 @@ The sshd test hosts are this machine: the host's agent loads the test's redis-se
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import statistics
 
@@ -179,3 +180,30 @@ def test_a_redis_that_goes_away_ends_the_sweep_and_says_how_to_delete_the_keys(w
     assert any("could not be deleted" in w and "--pattern 'bench:gone:*'" in w for w in warnings), warnings
     pid, run_dir = _agent(events)
     assert not running(pid) and not os.path.exists(run_dir) and processes_using(run_dir) == []
+
+
+def test_a_redis_password_goes_over_the_socket_and_is_never_shown(workbench, ssh_host,
+                                                                  private_redis) -> None:  # noqa: F811
+    name = _add(workbench, ssh_host)
+    password = "pw-" + os.urandom(6).hex()
+    host, port = resp_wire.parse_target(private_redis)
+    with resp_wire.Client(host, port) as client:
+        client.call("CONFIG", "SET", "requirepass", password)
+    base = {"engine": "redis", "target": private_redis, "clients": [2], "step_seconds": 2, "data": "fits",
+            "keyspace": 500}
+    refused = execute_run(workbench, RunRequest(name, "dbload", dict(base, password="not-it"), interval=0.5),
+                          RunControl())
+    assert refused.status == "failed" and "\n" not in refused.error and "not-it" not in refused.error
+    assert f"Redis at {private_redis}" in refused.error
+
+    outcome = execute_run(workbench, RunRequest(name, "dbload", dict(base, password=password), interval=0.5),
+                          RunControl())
+
+    assert (outcome.status, outcome.error) == ("done", "")
+    events = workbench.store.runs.events(outcome.run_id)
+    results = workbench.store.runs.get(outcome.run_id).results
+    ops = next(r for r in results if r.metric == "ops_per_s")
+    assert ops.metadata["engine"] == "builtin RESP" and ops.metadata["keyspace"] == 500   # auto: AUTH over the socket
+    assert password not in json.dumps(events, default=str) + json.dumps([r.metadata for r in results], default=str)
+    with resp_wire.Client(host, port, password=password, db=DB) as client:
+        assert client.scan_prefix(b"") == []
