@@ -68,9 +68,10 @@ def test_redis_sweep_over_ssh_stores_every_second_and_leaves_no_key(workbench, s
     for step, figures in steps.items():
         ops = figures["ops_per_s"]
         step_ticks = [t for t in ticks if t["step"] == step]
-        # redis-benchmark runs a number of requests sized from its calibration: it may end a second early
+        # redis-benchmark runs a number of requests sized from its calibration: on a busy machine it may end
+        # before the step's last second (as the Redis side's own test allows)
         assert [t["second"] for t in step_ticks] == list(range(1, len(step_ticks) + 1))
-        assert len(step_ticks) == 3 if tool == "builtin" else 2 <= len(step_ticks) <= 3
+        assert len(step_ticks) == 3 if tool == "builtin" else 1 <= len(step_ticks) <= 3
         totals = [round(t["ops"]["get"] + t["ops"]["set"], 3) for t in step_ticks]
         assert ops.metadata["per_second"] == totals and ops.value == statistics.median(totals) > 0
         assert ops.metadata["per_second_by_op"]["get"] == [t["ops"]["get"] for t in step_ticks]
