@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the test suite needs (sshd, PostgreSQL, MariaDB, sysbench, Xvfb, fio, sysstat, Qt libraries, Python
+# Installs what the test suite needs (sshd, PostgreSQL, MariaDB, sysbench, Redis, Xvfb, fio, sysstat, Qt libraries, Python
 # packages) and runs it: lint, unit, integration (real sshd and PostgreSQL) and GUI tests.
 set -euo pipefail
 . "$(dirname "$0")/scripts/common.sh"
@@ -13,7 +13,7 @@ fi
 apt_install postfix python3 python3-venv python3-pip openssh-server openssh-client postgresql postgresql-client sshfs \
     fio sysstat xvfb xauth x11-utils imagemagick poppler-utils procps fish tcsh zsh dash sudo iproute2 faketime \
     util-linux e2fsprogs unbound bind9 nsd bind9-dnsutils \
-    postgresql-contrib mariadb-server mariadb-client sysbench \
+    postgresql-contrib mariadb-server mariadb-client sysbench redis-server redis-tools \
     dnsperf \
     "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"
@@ -62,6 +62,16 @@ if command -v mysql >/dev/null 2>&1 && [ "$(id -u)" -ne 0 ] && ! mysql -e 'selec
     me=$(id -un)
     say "creating MariaDB user $me (socket login) for the tests"
     $SUDO mysql -e "CREATE USER IF NOT EXISTS '$me'@'localhost' IDENTIFIED VIA unix_socket; GRANT ALL PRIVILEGES ON *.* TO '$me'@'localhost' WITH GRANT OPTION" || true
+fi
+
+# Redis for the database load tests: most start a redis-server of their own (the package is enough); a few use
+# the machine's on 127.0.0.1:6379 (database 15, a key prefix of their own), started here if it does not answer.
+if command -v redis-server >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    say "starting Redis"
+    $SUDO service redis-server start >/dev/null 2>&1 || true
+    if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+        $SUDO redis-server --bind 127.0.0.1 --port 6379 --save '' --appendonly no --daemonize yes >/dev/null
+    fi
 fi
 
 cd "$ROOT_DIR"

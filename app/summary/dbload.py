@@ -96,12 +96,26 @@ def dbload_lines(results: Iterable[Any]) -> list[str]:
     elif meta.get("table_size"):
         data += f", {meta.get('tables')} tables of {number(meta['table_size'], 0)} rows (~" \
                 f"{number(meta.get('data_mb'), 0)} MB)"
+    elif meta.get("keyspace"):
+        data += redis_data(meta)
     counts = {"txn": "transactions"}.get(str(meta.get("counts")), str(meta.get("counts") or "operations"))
-    lines = [f"engine {meta.get('engine') or MISSING} against {meta.get('server') or MISSING} at "
+    engine = str(meta.get("engine") or MISSING)
+    counted = "the built-in generator counted them" if engine == "builtin RESP" else "the tool printed them"
+    lines = [f"engine {engine} against {meta.get('server') or MISSING} at "
              f"{meta.get('target') or MISSING}; workload {meta.get('workload') or MISSING}; data {data}",
-             f"ops/s = median of the per-second {counts} of each step as the tool printed them; variation = "
-             "standard deviation / mean of the per-second figures; tool's total = the tool's own figure for the "
-             "whole step"]
+             f"ops/s = median of the per-second {counts} of each step as {counted}; variation = "
+             "standard deviation / mean of the per-second figures"
+             + ("" if engine == "builtin RESP" else "; tool's total = the tool's own figure for the whole step")]
+    if engine.startswith("redis-benchmark "):
+        lines.append("p50/p99/p99.9 from redis-benchmark's report for the whole step (each second it prints "
+                     "only an average)")
+        lines += [f"step {s.step}: redis-benchmark runs one command per process, so its {s.clients} client"
+                  f"{'s' if s.clients != 1 else ''} ran {next(iter(s.meta['clients_by_op']))}s only"
+                  for s in steps if len(s.meta.get("clients_by_op") or {"get": 1, "set": 1}) == 1]
+    unanswered = sum(int(s.meta.get("unfinished") or 0) for s in steps)
+    if unanswered:
+        lines.append(f"unanswered: {unanswered} request(s) due at the constant rate had no answer when their step "
+                     "ended (the server fell behind)")
     if meta.get("rate"):
         lines.append(f"constant rate {number(meta['rate'])} ops/s: latency counted from each request's "
                      f"{meta.get('latency_from') or 'scheduled start'}")
@@ -115,6 +129,14 @@ def dbload_lines(results: Iterable[Any]) -> list[str]:
     if failures:
         lines.append(f"errors: {number(failures, 0)} in all steps")
     return lines
+
+
+def redis_data(meta: dict[str, Any]) -> str:
+    """The Redis keyspace and mix: keys and value size, database and prefix, pipeline, share of gets."""
+    ratio = meta.get("get_ratio")
+    mix = MISSING if ratio is None else f"{number(float(ratio) * 100.0, 0)} % gets"
+    return (f", {number(meta['keyspace'], 0)} keys of {number(meta.get('value_size'), 0)} B in database "
+            f"{meta.get('redis_db')} (prefix {meta.get('key_prefix')}); pipeline {meta.get('pipeline')}; {mix}")
 
 
 def dbload_text(results: Iterable[Any], indent: str = "  ") -> list[str]:

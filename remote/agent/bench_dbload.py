@@ -1,19 +1,20 @@
 """The "dbload" test: a database server under a standard load, from this host, clients raised step by step.
 
 PostgreSQL with pgbench (dbload_pgbench), MySQL/MariaDB with sysbench (dbload_sysbench), Redis through
-dbload_redis (run_redis_step below). The test makes its own scratch database (or, for Redis, key prefix),
+dbload_redis (through dbload_redis_engine). The test makes its own scratch database (or, for Redis, key prefix),
 fills it, runs one timed step per client count, and removes what it made on success, failure and
 cancel. Every second of every step is a "dbload_tick" event; every step gives ops_per_s (median of the
 per-second totals), <op>_p50/p99/p999_ms, errors and retries; the run ends with knee_clients.
 """
-import importlib
+import contextlib
 import math
 import os
 import re
 from typing import Any, Callable, Dict, List, Optional  # noqa: F401 - some only in type comments
 
-from . import dbload_stats
+from . import dbload_redis, dbload_stats
 from .dbload_pgbench import BUILTIN, MB_PER_SCALE, DbLoadError, PgbenchEngine
+from .dbload_redis_engine import RedisEngine
 from .dbload_sysbench import BYTES_PER_ROW, TABLES, WORKLOADS, SysbenchEngine
 
 ENGINES = ("postgresql", "mysql", "redis")
@@ -28,6 +29,7 @@ DEFAULT_CLIENTS = (1, 2, 4, 8, 16)
 FITS_FRACTION = 0.25      # data: fits = a quarter of the target's RAM (room for the server's own memory)
 RAM_FACTOR = 2.0          # data: 2xram
 MB = 1024 * 1024
+REDIS = dbload_redis.DEFAULTS
 PARAMS = (
     {"name": "engine", "kind": "choice", "default": "postgresql", "choices": ENGINES},
     {"name": "target", "kind": "text", "default": "127.0.0.1"},   # a server on the host the test runs on
@@ -44,12 +46,13 @@ PARAMS = (
     {"name": "password", "kind": "secret", "default": ""},
     {"name": "database", "kind": "text", "default": ""},
     {"name": "reuse_database", "kind": "bool", "default": False},
-    {"name": "redis_db", "kind": "int", "default": 15, "low": 0, "high": 65535},
-    {"name": "key_prefix", "kind": "text", "default": ""},
-    {"name": "value_size", "kind": "int", "default": 256, "low": 1, "high": 64 * MB, "unit": "B"},
-    {"name": "keyspace", "kind": "int", "default": 0, "low": 0, "high": 1 << 40},
-    {"name": "pipeline", "kind": "int", "default": 1, "low": 1, "high": 10000},
-    {"name": "get_ratio", "kind": "float", "default": 0.9, "low": 0.0, "high": 1.0},
+    {"name": "redis_db", "kind": "int", "default": REDIS["redis_db"], "low": 0, "high": 65535},
+    {"name": "key_prefix", "kind": "text", "default": ""},   # "" = benchbay:<run>: (the run's own keys)
+    {"name": "value_size", "kind": "int", "default": REDIS["value_size"], "low": 1, "high": 64 * MB, "unit": "B"},
+    {"name": "keyspace", "kind": "int", "default": 0, "low": 0, "high": 1 << 40},   # 0 = from data
+    {"name": "pipeline", "kind": "int", "default": REDIS["pipeline"], "low": 1, "high": 10000},
+    {"name": "get_ratio", "kind": "float", "default": REDIS["get_ratio"], "low": 0.0, "high": 1.0},
+    {"name": "processes", "kind": "int", "default": 0, "low": 0, "high": MAX_CLIENTS},   # 0 = one per CPU
 )
 KNOWN = tuple(p["name"] for p in PARAMS)
 METRICS = (("ops_per_s", "ops/s"), ("{op}_p50_ms", "ms"), ("{op}_p99_ms", "ms"), ("{op}_p999_ms", "ms"),
@@ -198,16 +201,45 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     out["reuse_database"] = _yes(params.get("reuse_database"))
     if out["reuse_database"] and not database:
         _fail("reuse_database=yes needs database=NAME, the existing database to load")
-    out["redis_db"] = _int(params, "redis_db", 15, 0, 65535)
-    out["key_prefix"] = str(params.get("key_prefix") or "")
-    out["value_size"] = _int(params, "value_size", 256, 1, 64 * MB)
+    out.update(_redis_params(params))
+    if engine == "redis":
+        _check_redis(out)
+    return out
+
+
+def _redis_params(params: Dict[str, Any]) -> Dict[str, Any]:
+    out = {"redis_db": _int(params, "redis_db", REDIS["redis_db"], 0, 65535)}   # type: Dict[str, Any]
+    prefix = params.get("key_prefix") or ""
+    if not isinstance(prefix, str) or len(prefix) > 200 or any(c.isspace() or c in "*?[]\\" or ord(c) < 32
+                                                               for c in prefix):
+        _fail("key_prefix must be up to 200 characters without spaces or the pattern characters * ? [ ] \\, "
+              "not {!r}".format(prefix))
+    out["key_prefix"] = prefix
+    out["value_size"] = _int(params, "value_size", REDIS["value_size"], 1, 64 * MB)
     out["keyspace"] = _int(params, "keyspace", 0, 0, 1 << 40)
-    out["pipeline"] = _int(params, "pipeline", 1, 1, 10000)
-    ratio = params.get("get_ratio", 0.9)
+    out["pipeline"] = _int(params, "pipeline", REDIS["pipeline"], 1, 10000)
+    out["processes"] = _int(params, "processes", 0, 0, MAX_CLIENTS)
+    ratio = params.get("get_ratio", REDIS["get_ratio"])
+    if isinstance(ratio, str):
+        with contextlib.suppress(ValueError):
+            ratio = float(ratio)
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= float(ratio) <= 1.0:
-        _fail("get_ratio must be a number 0-1, not {!r}".format(ratio))
+        _fail("get_ratio must be a number 0-1 (the share of gets), not {!r}".format(ratio))
     out["get_ratio"] = float(ratio)
     return out
+
+
+def _check_redis(out: Dict[str, Any]) -> None:
+    """What can be refused before the run: Redis keeps every key in RAM, redis-benchmark takes a password only on
+    its command line and has no constant-rate mode."""
+    if out["data"] == "2xram":
+        _fail("data=2xram does not apply to Redis (it holds every key in memory: the server would evict keys or "
+              "be killed); use data=fits or scale=N (N keys)")
+    if out["tool"] == "redis-benchmark":
+        if out.get("password"):
+            _fail(dbload_redis.redis_benchmark_run.PASSWORD_REFUSAL)
+        if out["rate"]:
+            _fail(dbload_redis.RATE_REFUSAL)
 
 
 def resolved(params: Dict[str, Any]) -> Dict[str, Any]:
@@ -230,6 +262,8 @@ def expected_seconds(params: Dict[str, Any]) -> float:
             data_mb = data_bytes(full) / MB
         except (DbLoadError, OSError):
             data_mb = 64 * 1024.0   # the target's RAM is asked for when the run starts: room for a large one
+    if params["engine"] == "redis":   # data=fits: up to dbload_redis.MAX_FITS_KEYS, written ~50,000 a second
+        steps += (params["keyspace"] or full.get("scale") or dbload_redis.MAX_FITS_KEYS) / 50000.0
     return 120.0 + steps + data_mb / 5.0   # filling: a slow disk or link does 5 MB/s
 
 
@@ -276,43 +310,12 @@ def sysbench_table_size(params: Dict[str, Any]) -> int:
     return max(100, int(data_bytes(params) / (TABLES * BYTES_PER_ROW)))
 
 
-def run_redis_step(ctx: Any, params: Dict[str, Any], step: int, clients: int, seconds: int,
-                   emit_tick: "Callable[[Dict[str, Any]], None]") -> Dict[str, Any]:
-    """The call point for Redis: remote.agent.dbload_redis.run_redis_step with the same arguments returns a step
-    summary (dbload_stats' docstring) and calls emit_tick(tick) once per second; it makes its key prefix and
-    registers its own cleanup (ctx.add_cleanup_callback) on its first step."""
-    name = "{}.dbload_redis".format(__package__)
-    try:
-        dbload_redis = importlib.import_module(name)
-    except ImportError as exc:
-        if exc.name != name:   # the module is there but broken: say that, not "not available"
-            raise
-        raise ValueError("dbload: redis load not available in this Benchbay version (no dbload_redis module)") \
-            from None
-    return dbload_redis.run_redis_step(ctx, params, step, clients, seconds, emit_tick)
-
-
-class RedisEngine:
-    def __init__(self, ctx: Any, params: Dict[str, Any]) -> None:
-        self.ctx, self.params = ctx, params
-        self.engine = ""
-
-    def prepare(self, _database: str, _reuse: bool, _size: int) -> Dict[str, Any]:
-        return {"server": "Redis", "redis_db": self.params["redis_db"]}
-
-    def run_step(self, step: int, clients: int, seconds: int,
-                 emit_tick: "Callable[[Dict[str, Any]], None]") -> Dict[str, Any]:
-        summary = run_redis_step(self.ctx, self.params, step, clients, seconds, emit_tick)
-        self.engine = summary.get("engine") or self.engine
-        return summary
-
-
 def make_engine(ctx: Any, params: Dict[str, Any]) -> Any:
     if params["engine"] == "postgresql":
         return PgbenchEngine(ctx, params)
     if params["engine"] == "mysql":
         return SysbenchEngine(ctx, params)
-    return RedisEngine(ctx, params)
+    return RedisEngine(ctx, params, _run_tag(ctx))
 
 
 def run(ctx: Any, params: Dict[str, Any]) -> None:
@@ -324,14 +327,23 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
         size = pg_scale(params)
     elif params["engine"] == "mysql" and not params["reuse_database"]:
         size = sysbench_table_size(params)
-    load_label = "Load the data" if params["engine"] != "redis" else "Connect"
-    # pgbench -i fills ~2 scale units a second, sysbench prepare ~50,000 rows a second, on a modest host
-    load_s = 5.0 + (size * 0.5 if params["engine"] == "postgresql" else size * TABLES / 50000.0)
-    ctx.emit("plan", phases=[{"phase": "load", "label": load_label, "seconds": load_s}] + [
+    elif params["engine"] == "redis":
+        size = engine.size()
+    load = {"phase": "load", "label": "Load the data"}
+    if params["engine"] == "redis":   # the Redis side's own phase: "Writing N keys"
+        load = {"phase": "fill", "label": "Writing {} keys".format(size)}
+    # pgbench -i fills ~2 scale units a second, sysbench prepare ~50,000 rows a second, Redis ~100,000 keys a
+    # second, on a modest host
+    per_unit = {"postgresql": 0.5, "mysql": TABLES / 50000.0, "redis": 1 / 100000.0}[params["engine"]]
+    load["seconds"] = 5.0 + size * per_unit
+    ctx.emit("plan", phases=[load] + [
         {"phase": "step{}".format(i + 1), "label": "{} client{}".format(c, "" if c == 1 else "s"),
          "seconds": float(params["step_seconds"])} for i, c in enumerate(clients)])
-    with ctx.phase("load", load_label):
-        info = engine.prepare(scratch_database(ctx, params), params["reuse_database"], size)
+    if getattr(engine, "own_phase", False):
+        info = engine.prepare("", False, size)
+    else:
+        with ctx.phase("load", load["label"]):
+            info = engine.prepare(scratch_database(ctx, params), params["reuse_database"], size)
     throughputs, p99s = [], []   # type: List[Optional[float]], List[Optional[float]]
     base = {}   # type: Dict[str, Any]
     for index, count in enumerate(clients):

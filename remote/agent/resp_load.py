@@ -133,6 +133,10 @@ def _fork(cfg: Dict[str, Any], slots: List[int], seed: int) -> Tuple[int, int, i
             os.close(out_r)
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 signal.signal(sig, signal.SIG_DFL)   # forked from the agent, whose handlers only set a flag
+            # a group of its own, as ctx.popen gives every tool: a cancel's SIGTERM to the agent's group must not
+            # end the workers before the agent has seen the stop (the step would fail instead of being cancelled);
+            # the stop kills them with the rest of the run
+            os.setpgid(0, 0)
             worker(cfg, slots, go_r, out_w, seed)
         except BaseException as exc:
             code = 1

@@ -323,17 +323,6 @@ def test_pgbench_with_a_password_never_shows_it(workbench, ssh_host, pg_tcp,
     assert _pg_databases(database) == set()
 
 
-def test_without_the_redis_module_the_host_says_redis_load_is_not_available(workbench, ssh_host) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("remote.agent.dbload_redis") is not None:
-        pytest.skip("the Redis load module is present: its own tests run Redis")
-    name = _add(workbench, ssh_host)
-    params = {"engine": "redis", "target": "127.0.0.1:6379", "clients": [1], "step_seconds": 2}
-    outcome = execute_run(workbench, RunRequest(name, "dbload", params, interval=0.5), RunControl())
-    assert outcome.status == "failed" and "dbload: redis load not available" in outcome.error
-
-
 class _Proxy:
     """A TCP relay to the real server that can be cut: the target going away under the load."""
 

@@ -133,17 +133,6 @@ def test_a_missing_tool_is_one_line_naming_the_package(monkeypatch, tmp_path) ->
         bench_dbload.make_engine(ctx, my)
 
 
-def test_redis_goes_to_its_call_point() -> None:
-    params = bench_dbload.resolved(benches.validate("dbload", {"engine": "redis"}))
-    try:
-        from remote.agent import dbload_redis  # noqa: F401
-    except ImportError:
-        with pytest.raises(ValueError, match="redis load not available"):
-            bench_dbload.run_redis_step(None, params, 1, 1, 2, lambda tick: None)
-    else:
-        pytest.skip("the Redis load module is present: its own tests cover it")
-
-
 def test_the_workbench_sizes_the_data_from_the_target_hosts_ram() -> None:
     from types import SimpleNamespace
 
