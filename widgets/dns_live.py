@@ -19,11 +19,12 @@ from widgets.plot_items import escape
 __all__ = ["TICK", "DnsLivePanel", "DnsSeries", "resolver_colour"]
 
 PLOT_MIN_HEIGHT = 170
+ONE_ROW_PX = 900                # narrower (two hosts side by side at 1280 px): the four charts in two rows
 DASHED_PASSES = ("warm",)       # the cached pass: dashed beside the cold one, as in Compare
 # (figure, title, short title, y label, smallest y top)
-PLOTS = (("qps", "Queries answered per second", "answered/s", "queries/s", 10.0),
-         ("p50", "p50 latency per second (ms)", "p50 ms", "p50 (ms)", 1.0),
-         ("p99", "p99 latency per second (ms)", "p99 ms", "p99 (ms)", 1.0),
+PLOTS = (("qps", "Answered per second", "answered/s", "queries/s", 10.0),
+         ("p50", "p50 latency (ms)", "p50 ms", "p50 (ms)", 1.0),
+         ("p99", "p99 latency (ms)", "p99 ms", "p99 (ms)", 1.0),
          ("timeouts", "Timeouts per second", "timeouts/s", "per second", 2.0))
 
 
@@ -86,25 +87,40 @@ class DnsLivePanel(QWidget):
         self.lines_box.setSpacing(0)
         self.resolver_labels: dict[str, ResolverLine] = {}
         self.plots: dict[str, LivePlot] = {}
-        grid = QGridLayout()
-        grid.setSpacing(4)
-        for column, (figure, title, short, y_label, min_top) in enumerate(PLOTS):
+        self.grid = QGridLayout()
+        self.grid.setSpacing(4)
+        self.columns = 0
+        for figure, title, short, y_label, min_top in PLOTS:
             # the resolver lines above are the key: the title line keeps its room for the title and the readout
             plot = LivePlot(title, group=group, short_title=short, y_min_top=min_top, legend=False)
             plot.set_y_label(y_label)
             plot.setMinimumHeight(PLOT_MIN_HEIGHT)
             self.plots[figure] = plot
-            grid.addWidget(plot, 0, column)
-            # the timeouts chart is mostly a flat zero: less width than the other three
-            grid.setColumnStretch(column, 1 if figure == "timeouts" else 2)
+        self._place(4)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(self.title_label)
         layout.addLayout(self.lines_box)
-        layout.addLayout(grid)
+        layout.addLayout(self.grid)
         self._known = -1
         self.update_from_series()
+
+    def _place(self, columns: int) -> None:
+        """The charts in one row of four, or two rows of two: a chart under ~220 px cuts its axes and title."""
+        if columns == self.columns:
+            return
+        self.columns = columns
+        for plot in self.plots.values():
+            self.grid.removeWidget(plot)
+        for index, plot in enumerate(self.plots.values()):
+            self.grid.addWidget(plot, index // columns, index % columns)
+        for column in range(4):
+            self.grid.setColumnStretch(column, 1 if column < columns else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place(4 if event.size().width() >= ONE_ROW_PX else 2)
 
     def colour_of(self, resolver: str) -> str:
         return resolver_colour(self.series.resolvers.index(resolver))
