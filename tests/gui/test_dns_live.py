@@ -94,6 +94,7 @@ def test_each_resolver_and_pass_draws_the_seconds_it_sent(qtbot) -> None:
     far_line = panel.resolver_labels[FAR].full_line
     assert "warm: 728 q/s, p50 11.4 ms, p99 44.0 ms, 2 timeouts so far" in far_line
     assert "cold ━ solid, warm ╍ dashed" in panel.title_label.text()
+    assert panel.columns == 4      # one host on a wide window: the four charts in one row
 
 
 def test_dnsperf_seconds_draw_queries_only(qtbot) -> None:
@@ -159,5 +160,7 @@ def test_nothing_cut_off_at_1280x720_with_two_hosts_running_dns(make_window, qtb
         QApplication.processEvents()
     panel = dashboard.panels["dns-a"].dns
     assert panel is not None and panel.isVisibleTo(window)
+    # beside another host the four charts take two rows: each keeps room for its axes and its title
+    assert panel.columns == 2 and min(plot.width() for plot in panel.plots.values()) >= 200
     assert not off_screen(window, screen)
     assert cut_off_texts(window) == []
