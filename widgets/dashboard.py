@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.dbload_series import TICK as DBLOAD_TICK
+from widgets.dns_series import TICK as DNS_TICK
 from widgets.host_colours import colours_by_host
 from widgets.host_panel import UTIL_HINT, Caption, HostPanel
 from widgets.host_series import HostSeries
@@ -276,8 +277,8 @@ class Dashboard(QWidget):
 
     def add_event(self, host: str, event: dict) -> None:
         series = self.series.get(host) or self.add_host(host)
-        if event.get("type") == DBLOAD_TICK:
-            self._dbload_tick(host, series, event)
+        if event.get("type") in (DBLOAD_TICK, DNS_TICK):
+            self._tick(host, series, event)
             return
         if event.get("type") == "plan" and series.dbload.take_plan(event):
             self._update_dbload(host)
@@ -294,16 +295,21 @@ class Dashboard(QWidget):
         if status:
             self._update_status(host)
 
-    def _dbload_tick(self, host: str, series: HostSeries, event: dict) -> None:
+    def _tick(self, host: str, series: HostSeries, event: dict) -> None:
+        """A second of a database load or of a dns run: its charts above the host's telemetry."""
         t = event.get("t")
         if not isinstance(t, (int, float)) or isinstance(t, bool):
             return
         self.session_clock.place(series, float(t), 1.0)
-        series.dbload.add_tick(event, series.x(float(t)))
+        dns = event.get("type") == DNS_TICK
+        (series.dns if dns else series.dbload).add_tick(event, series.x(float(t)))
         panel = self.panels.built.get(host)
         if panel is not None:
-            fresh = panel.dbload is None
-            panel.show_dbload()
+            fresh = (panel.dns if dns else panel.dbload) is None
+            if dns:
+                panel.show_dns()
+            else:
+                panel.show_dbload()
             if fresh:
                 self._netfs_update(host)
 
@@ -354,8 +360,9 @@ class Dashboard(QWidget):
         if len(self.slots) > 2:   # the table takes its own height, not the graphs'
             table = panel.nfs_table
             height = PANEL_MIN_HEIGHT + (0 if table.isHidden() else table.height())
-            if panel.dbload is not None:   # the load's row of charts and its two lines come on top
-                height += panel.dbload.minimumSizeHint().height()
+            for extra in (panel.dbload, panel.dns):   # a load's or a dns run's row of charts comes on top
+                if extra is not None:
+                    height += extra.minimumSizeHint().height()
             if self.slots[host].minimumHeight() != height:
                 self.slots[host].setMinimumHeight(height)
 

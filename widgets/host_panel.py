@@ -6,6 +6,7 @@ from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from widgets.dbload_live import DbLoadPanel
+from widgets.dns_live import DnsLivePanel
 from widgets.host_series import CPU_STACK, HostSeries, Marker
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
 from widgets.marker_key import MarkerKey
@@ -157,6 +158,7 @@ class HostPanel(QWidget):
         layout.addWidget(self.nfs_table)
         self.group = group
         self.dbload: DbLoadPanel | None = None     # a database load's charts, above the telemetry
+        self.dns: DnsLivePanel | None = None       # a dns run's charts, likewise
         self._layout = layout
         grid = QGridLayout()
         grid.setSpacing(4)
@@ -186,6 +188,7 @@ class HostPanel(QWidget):
         self.update_devices()
         self.update_netfs()
         self.show_dbload()
+        self.show_dns()
 
     def show_dbload(self) -> None:
         """The load's charts from its first second on (built once), then its step line kept current."""
@@ -198,6 +201,18 @@ class HostPanel(QWidget):
                 self.plots[f"dbload.{key}"] = plot
                 plot.set_time(self._time_mode, self.series.t0)
         self.dbload.update_from_series()
+
+    def show_dns(self) -> None:
+        """The dns run's charts from its first second on (built once), then its resolver lines kept current."""
+        if not self.series.dns.active:
+            return
+        if self.dns is None:
+            self.dns = DnsLivePanel(self.series.dns, self.group)
+            self._layout.insertWidget(self._layout.indexOf(self.nfs_table) + 1, self.dns, 1)
+            for key, plot in self.dns.plots.items():
+                self.plots[f"dns.{key}"] = plot
+                plot.set_time(self._time_mode, self.series.t0)
+        self.dns.update_from_series()
 
     def update_netfs(self) -> None:
         """Show the network filesystems of the newest interval (the table hides while none is mounted)."""

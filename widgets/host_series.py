@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from widgets.dbload_series import DbLoadSeries
+from widgets.dns_series import DnsSeries
 from widgets.ring_buffer import RingBuffer
 from widgets.run_data import RunState
 from widgets.telemetry_data import TelemetryPoint
@@ -135,6 +136,7 @@ class HostSeries:
         self.nfs: dict[str, dict[str, float]] = {}
         self.netfs: dict[str, str] = {}
         self.dbload = DbLoadSeries(capacity)     # a database load's ticks (empty unless the host runs one)
+        self.dns = DnsSeries(capacity)           # a dns run's ticks per resolver and pass (likewise)
 
     def _buffer(self) -> RingBuffer:
         return RingBuffer(self._capacity) if self._capacity else RingBuffer()
@@ -258,7 +260,7 @@ class HostSeries:
                 buffer.clear()
         self.markers.clear()
         self.samples = 0
-        for buffer in self.dbload.buffers.values():
+        for buffer in (*self.dbload.buffers.values(), *self.dns.buffers.values()):
             buffer.clear()
 
     # -- events ----------------------------------------------------------------------------------
