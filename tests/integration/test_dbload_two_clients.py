@@ -10,6 +10,8 @@ import pwd
 import pytest
 
 from app.cli import main
+from app.engine.dbload_multi import DbMultiRequest, run_dbload_multi
+from app.engine.orchestrator import RunControl
 from app.workbench import Workbench
 from remote.hostkeys import KnownHosts, host_key_id
 from tests.fixtures.leftovers import scratch_name
@@ -95,3 +97,29 @@ def test_two_clients_load_one_postgresql_together(cli_env, sshd_session, ssh_hos
         print(f"step {step}: start spread {spread * 1e3:.1f} ms; total {stored[step].value:.0f} txn/s "
               f"({stored[step].metadata['shares_text']})")
     print(report["knee_text"])
+
+
+@pytest.mark.usefixtures("pg_tcp")
+def test_a_cancel_during_the_first_step_leaves_no_database_and_no_pgbench(workbench, ssh_hosts) -> None:
+    names = []
+    for host in ssh_hosts:
+        workbench.add_host(host.spec())
+        workbench.known_hosts.add(host.host_id, host.host_key())
+        names.append(host.name)
+    database = scratch_name(PG_PREFIX)
+    params = {"engine": "postgresql", "target": PG_TARGET, "data": "scale=1", "clients": "1,2", "step_seconds": 30,
+              "database": database}
+    control = RunControl()
+    seen: dict[str, set[str]] = {}
+
+    def on_event(host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick" and not seen:
+            seen["ticking"] = {host}
+            seen["databases"] = _pg_databases(database)
+            control.cancel()
+
+    outcome = run_dbload_multi(workbench, DbMultiRequest(tuple(names), params, 0.5), control, on_event)
+    assert seen["databases"] == {database}           # the load had begun in the shared scratch database
+    assert all(o.status == "cancelled" for o in outcome.outcomes), outcome.outcomes
+    assert _pg_databases(database) == set()
+    assert not _pgbench_on(database)
