@@ -21,6 +21,7 @@ from typing import Any
 from app.engine.dbload_totals import KNEE_RULE, DbLoadTotal, dbload_total
 from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, RunRequestError
 from app.engine.shared_run import _connect_all, _in_parallel, _Starter, client_name
+from app.engine.shared_totals import CLIENT_BUSY
 from app.summary.dbload_series import dbload_of
 from remote.agent import benches
 from remote.clock_offset import ClockOffset, measure_offset
@@ -46,6 +47,7 @@ class DbMultiOutcome:
     offsets: dict[str, ClockOffset] = field(default_factory=dict)
     total: DbLoadTotal | None = None
     spreads: dict[int, float] = field(default_factory=dict)  # step -> seconds between first and last client start
+    cpu: dict[int, dict[str, float]] = field(default_factory=dict)   # step -> host -> its CPUs' busy share
     total_run_id: int | None = None
     database: str = ""
     error: str = ""
@@ -145,6 +147,10 @@ def _store_total(bench: Any, request: DbMultiRequest, params: Mapping[str, Any],
         load = dbload_of(detail.results) if detail is not None else None
         if load is not None:
             loads[host] = load
+        for r in detail.results if detail is not None else ():
+            busy = r.metadata.get("host_cpu_busy")
+            if r.metric == "ops_per_s" and isinstance(busy, (int, float)) and isinstance(r.metadata.get("step"), int):
+                outcome.cpu.setdefault(r.metadata["step"], {})[host] = float(busy)
     if len(loads) == len(outcome.hosts):
         outcome.total = dbload_total(loads)
         outcome.spreads = step_spreads({h: bench.run_events(member[h].run_id) for h in outcome.hosts})
@@ -189,7 +195,8 @@ def total_results(outcome: DbMultiOutcome, target: str) -> list[ResultSample]:
         meta = {"step": step.step, "clients": step.clients, "total": True, "target": target,
                 "hosts": list(total.hosts), "per_second": list(step.per_second), "cv": step.cv,
                 "shares": dict(step.shares), "short_seconds": dict(step.short), "shares_text": step.shares_text(),
-                "start_spread_s": outcome.spreads.get(step.step)}
+                "start_spread_s": outcome.spreads.get(step.step), "client_cpu_busy": outcome.cpu.get(step.step, {}),
+                "client_limit": client_limit(outcome, step.step)}
         out.append(ResultSample(TEST, "ops_per_s", round(step.ops, 3), "ops/s", meta))
     knee = next((s for s in total.steps if s.step == total.knee), None)
     last = total.steps[-1] if total.steps else None
@@ -199,3 +206,12 @@ def total_results(outcome: DbMultiOutcome, target: str) -> list[ResultSample]:
             "knee": total.knee, "rule": KNEE_RULE, "step": (knee or last).step, "clients": value, "total": True,
             "note": "" if knee else f"no knee up to {value} clients in all", "knee_text": total.knee_text()}))
     return out
+
+
+def client_limit(outcome: DbMultiOutcome, step: int) -> str:
+    """ "c2 had 93 % of its CPUs busy" when a client host was mostly busy in the step, else ""."""
+    busy = outcome.cpu.get(step, {})
+    if not busy:
+        return ""
+    host, share = max(busy.items(), key=lambda item: item[1])
+    return f"{host} had {share * 100:.0f} % of its CPUs busy" if share >= CLIENT_BUSY else ""

@@ -2,7 +2,7 @@
 the knee of the totals."""
 from __future__ import annotations
 
-from app.engine.dbload_multi import DbMultiOutcome
+from app.engine.dbload_multi import DbMultiOutcome, client_limit
 from app.engine.orchestrator import RunOutcome
 
 
@@ -26,6 +26,9 @@ def dbload_multi_text(result: DbMultiOutcome) -> str:
             shown = f"{spread * 1e3:.1f} ms" if spread is not None else "not reported"
             label = f"{step.clients} connections"
             lines.append(f"  {step.step}: {label:<18} {step.ops:>11.1f}   {shown:<13}  {step.shares_text()}")
+            limit = client_limit(result, step.step)
+            if limit:
+                lines.append(f"    note: {limit}: this step's total may be the client's limit, not the server's")
         lines.append(f"  {total.knee_text()}")
     if result.total_run_id is not None:
         lines.append(f"  totals stored as run {result.total_run_id}")

@@ -372,6 +372,7 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
                 ctx.progress("step{}".format(step), min(tick["second"] / float(params["step_seconds"]), 1.0))
 
             began = dbload_together.wait_until(ctx, params, start_at, index)
+            cpu_before = dbload_together.host_cpu()
             try:
                 summary = engine.run_step(step, count, params["step_seconds"], emit_tick)
             except DbLoadError as exc:
@@ -386,6 +387,8 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
                 "data": params["data"], "step_seconds": params["step_seconds"]}
         base.update(info)
         base.update(began)
+        if params["wait_for_start"]:
+            base["host_cpu_busy"] = dbload_together.cpu_busy(cpu_before, dbload_together.host_cpu())
         dbload_stats.emit_step_results(ctx, summary, base)
         throughputs.append(dbload_stats.step_throughput(summary))
         p99s.append(dbload_stats.main_p99(summary))

@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import time
-from typing import Any, Dict
+from typing import Any, Dict, Optional, Tuple  # noqa: F401 - some only in type comments
 
 GO_FILE = "go"
 FIRST_STEP_S = 2.0      # from the go instant to the first step: the other clients look the database up
@@ -79,3 +79,23 @@ def wait_for_other_clients(engine: Any, params: Dict[str, Any]) -> None:
         if out == "0" or not out.isdigit():
             return
         time.sleep(0.2)
+
+
+def host_cpu() -> "Optional[Tuple[int, int]]":
+    """(busy, total) jiffies of all CPUs from /proc/stat's first line; idle and iowait are not busy."""
+    try:
+        with open("/proc/stat") as handle:
+            fields = [int(v) for v in handle.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    total = sum(fields)
+    return total - fields[3] - fields[4], total
+
+
+def cpu_busy(before: "Optional[Tuple[int, int]]", after: "Optional[Tuple[int, int]]") -> Optional[float]:
+    """This client host's CPU share busy over a step (0-1): near 1, the step's total may be the client's limit."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round(max(0.0, min(1.0, (after[0] - before[0]) / float(after[1] - before[1]))), 3)

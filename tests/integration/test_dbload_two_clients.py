@@ -86,6 +86,8 @@ def test_two_clients_load_one_postgresql_together(cli_env, sshd_session, ssh_hos
             assert sum(expected) > 0
             assert stored[step].metadata["start_spread_s"] == pytest.approx(spreads[step], abs=1e-6)
             assert sum(stored[step].metadata["shares"].values()) == pytest.approx(1.0)
+            busy = stored[step].metadata["client_cpu_busy"]    # each client's CPUs over the step, as it measured
+            assert set(busy) == set(names) and all(0.0 <= b <= 1.0 for b in busy.values()), busy
         knee = next(r for r in total.results if r.metric == "knee_clients")
         assert knee.metadata["knee_text"] == report["knee_text"]
         assert report["knee_text"] == "no knee within the sweep" or report["knee_text"].startswith("knee at ")

@@ -62,13 +62,15 @@ def test_total_run_figures_are_the_clients_sums_and_name_the_knee() -> None:
     a = DbLoad((DbStep(1, 1, 100.0, (100.0, 102.0)), DbStep(2, 2, 200.0, (200.0, 190.0))))
     b = DbLoad((DbStep(1, 1, 90.0, (90.0, 92.0)), DbStep(2, 2, 180.0, (180.0,))))
     outcome = DbMultiOutcome("g", ("a", "b"), [None, None], total=dbload_total({"a": a, "b": b}),
-                             spreads={1: 0.01, 2: 0.02})
+                             spreads={1: 0.01, 2: 0.02}, cpu={1: {"a": 0.2, "b": 0.3}, 2: {"a": 0.95, "b": 0.4}})
     results = total_results(outcome, "10.0.0.5:5432")
     ops = {r.metadata["step"]: r for r in results if r.metric == "ops_per_s"}
     assert ops[1].metadata["per_second"] == [190.0, 194.0] and ops[1].metadata["clients"] == 2
     assert ops[2].metadata["per_second"] == [380.0, 190.0] and ops[2].metadata["short_seconds"] == {"b": 1}
     assert ops[2].metadata["start_spread_s"] == 0.02
+    assert ops[1].metadata["client_limit"] == "" and ops[2].metadata["client_limit"] == "a had 95 % of its CPUs busy"
     knee = next(r for r in results if r.metric == "knee_clients")
     assert knee.metadata["knee"] is None and knee.value == 4   # 285 is over 1.1 x 192: no knee
     text = dbload_multi_text(outcome)
     assert "no knee within the sweep" in text and "20.0 ms" in text and "b reported 1 second fewer" in text
+    assert text.count("may be the client's limit") == 1
