@@ -25,6 +25,7 @@ from app.cli.monitor import (
     collect_lost_runs,
     run_workers,
 )
+from app.cli.run_dbload_multi import run_dbload_multi_command
 from app.cli.run_fleet_progress import run_progress_for
 from app.cli.run_repeats import group_line, repeat_on_hosts
 from app.cli.run_shared import add_options as add_shared_options
@@ -125,6 +126,10 @@ def _run(bench: Workbench, args: argparse.Namespace) -> int:
                          + ("--db-password" if args.test == "dbload" else "--pg-password"))
     if args.pg_password:
         params["password"] = _read_secret("Database password: " if args.test == "dbload" else "PostgreSQL password: ")
+    if args.test == "dbload" and len(args.hosts) > 1:   # the hosts are clients of one target, started together
+        if plan.repeats:
+            raise UsageError("--repeat does not go with --test dbload on several hosts (its sweep is the repetition)")
+        return run_dbload_multi_command(bench, args, params)
     if args.preset:
         if params.get("preset", args.preset) != args.preset:
             raise UsageError(f"--preset {args.preset} and --set preset={params['preset']} disagree")

@@ -12,7 +12,7 @@ import os
 import re
 from typing import Any, Callable, Dict, List, Optional  # noqa: F401 - some only in type comments
 
-from . import dbload_redis, dbload_stats
+from . import dbload_redis, dbload_stats, dbload_together
 from .dbload_pgbench import BUILTIN, MB_PER_SCALE, DbLoadError, PgbenchEngine
 from .dbload_redis_engine import RedisEngine
 from .dbload_sysbench import BYTES_PER_ROW, TABLES, WORKLOADS, SysbenchEngine
@@ -53,6 +53,13 @@ PARAMS = (
     {"name": "pipeline", "kind": "int", "default": REDIS["pipeline"], "low": 1, "high": 10000},
     {"name": "get_ratio", "kind": "float", "default": REDIS["get_ratio"], "low": 0.0, "high": 1.0},
     {"name": "processes", "kind": "int", "default": 0, "low": 0, "high": MAX_CLIENTS},   # 0 = one per CPU
+    # several client hosts against one target (app.engine.dbload_multi sets these; dbload_together)
+    {"name": "wait_for_start", "kind": "bool", "default": False},
+    {"name": "client_index", "kind": "int", "default": 0, "low": 0, "high": 255},
+    {"name": "client_name", "kind": "text", "default": "c1"},
+    {"name": "group", "kind": "text", "default": "solo"},
+    {"name": "step_gap", "kind": "int", "default": 5, "low": 1, "high": 600, "unit": "s"},
+    {"name": "start_wait", "kind": "int", "default": 3600, "low": 1, "high": 24 * 3600, "unit": "s"},
 )
 KNOWN = tuple(p["name"] for p in PARAMS)
 METRICS = (("ops_per_s", "ops/s"), ("{op}_p50_ms", "ms"), ("{op}_p99_ms", "ms"), ("{op}_p999_ms", "ms"),
@@ -226,6 +233,17 @@ def _redis_params(params: Dict[str, Any]) -> Dict[str, Any]:
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= float(ratio) <= 1.0:
         _fail("get_ratio must be a number 0-1 (the share of gets), not {!r}".format(ratio))
     out["get_ratio"] = float(ratio)
+    together = params.get("wait_for_start", False)
+    if not isinstance(together, bool):
+        _fail("wait_for_start must be true or false")
+    out["wait_for_start"] = together
+    out["client_index"] = _int(params, "client_index", 0, 0, 255)
+    out["client_name"] = str(params.get("client_name") or "c{}".format(out["client_index"] + 1))[:64]
+    out["group"] = str(params.get("group") or "solo")[:32]
+    out["step_gap"] = _int(params, "step_gap", 5, 1, 600)
+    out["start_wait"] = _int(params, "start_wait", 3600, 1, 24 * 3600)
+    if together and engine != "postgresql":
+        _fail("several client hosts against one target: only engine=postgresql so far")
     return out
 
 
@@ -251,7 +269,9 @@ def resolved(params: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def expected_seconds(params: Dict[str, Any]) -> float:
-    steps = len(params["clients"]) * (params["step_seconds"] + 15.0)
+    steps = len(params["clients"]) * (params["step_seconds"] + 15.0 + params["step_gap"])
+    if params["wait_for_start"]:
+        steps += params["start_wait"]
     full = resolved(params)
     if params["reuse_database"] or params["engine"] == "redis":
         data_mb = 0.0
@@ -339,11 +359,19 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
     ctx.emit("plan", phases=[load] + [
         {"phase": "step{}".format(i + 1), "label": "{} client{}".format(c, "" if c == 1 else "s"),
          "seconds": float(params["step_seconds"])} for i, c in enumerate(clients)])
+    follower = params["wait_for_start"] and params["client_index"] > 0
+    start_at = 0.0
+    if follower:   # client 0 makes and fills the database before the go signal: look it up after
+        start_at = dbload_together.ready_and_wait(ctx, params)
     if getattr(engine, "own_phase", False):
         info = engine.prepare("", False, size)
     else:
         with ctx.phase("load", load["label"]):
             info = engine.prepare(scratch_database(ctx, params), params["reuse_database"], size)
+    if params["wait_for_start"] and not follower:
+        if not params["reuse_database"]:   # runs before the drop (callbacks run last first)
+            ctx.add_cleanup_callback(lambda: dbload_together.wait_for_other_clients(engine, params))
+        start_at = dbload_together.ready_and_wait(ctx, params)
     throughputs, p99s = [], []   # type: List[Optional[float]], List[Optional[float]]
     base = {}   # type: Dict[str, Any]
     for index, count in enumerate(clients):
@@ -355,6 +383,8 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
                          retries=tick.get("retries", 0), engine=tick.get("engine") or engine.engine)
                 ctx.progress("step{}".format(step), min(tick["second"] / float(params["step_seconds"]), 1.0))
 
+            began = dbload_together.wait_until(ctx, params, start_at, index)
+            cpu_before = dbload_together.host_cpu()
             try:
                 summary = engine.run_step(step, count, params["step_seconds"], emit_tick)
             except DbLoadError as exc:
@@ -368,11 +398,14 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
                 "workload": params["workload"], "rate": params["rate"], "target": params["target"],
                 "data": params["data"], "step_seconds": params["step_seconds"]}
         base.update(info)
+        base.update(began)
+        if params["wait_for_start"]:
+            base["host_cpu_busy"] = dbload_together.cpu_busy(cpu_before, dbload_together.host_cpu())
         dbload_stats.emit_step_results(ctx, summary, base)
         throughputs.append(dbload_stats.step_throughput(summary))
         p99s.append(dbload_stats.main_p99(summary))
         found = dbload_stats.knee(throughputs, p99s, params["p99_limit_ms"])
-        if found["knee"] is not None and found["rule"].startswith("p99"):
+        if found["knee"] is not None and found["rule"].startswith("p99") and not params["wait_for_start"]:
             break   # the latency limit is passed: more clients only make it worse
     found = dbload_stats.knee(throughputs, p99s, params["p99_limit_ms"])
     knee_step = found["knee"]

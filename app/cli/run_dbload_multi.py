@@ -1,0 +1,62 @@
+"""`benchbay run HOST1 HOST2 --test dbload --set target=ADDR:PORT ...`: the hosts load one target together.
+
+Every host is a client of the one database server; each step starts at one instant on all of them
+(app.engine.dbload_multi). Progress on stderr (the first client's, as the sweep's), then each step's
+total, each client's share and the start spread, the knee (app.summary.dbload_multi) or JSON.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.cli.common import UsageError, print_json
+from app.cli.exits import Exit
+from app.cli.monitor import ask_password, cancel_on_interrupt, check_interval, collect_lost_runs, run_workers
+from app.cli.run_progress import RunProgress
+from app.cli.run_shared import SweepProgress
+from app.engine.dbload_multi import DbMultiOutcome, DbMultiRequest, plan, run_dbload_multi
+from app.engine.orchestrator import RunControl, RunOutcome, RunRequestError
+from app.summary.dbload_multi import dbload_multi_text
+from app.workbench import Workbench
+from storage.records import RunStatus
+
+
+def run_dbload_multi_command(bench: Workbench, args: argparse.Namespace, params: dict[str, Any]) -> int:
+    check_interval(args.interval)
+    hosts = list(args.hosts)
+    request = DbMultiRequest(tuple(hosts), params, args.interval)
+    try:
+        plan(request, "check")
+    except RunRequestError as exc:
+        raise UsageError(str(exc)) from None
+    for host in hosts:
+        bench.get_host(host)
+    passwords = {host: ask_password(bench, host) for host in hosts}
+    collect_lost_runs(bench)
+    control = RunControl()
+    progress = SweepProgress(hosts, RunProgress())
+    [result] = run_workers([lambda: run_dbload_multi(bench, request, control, progress.event, passwords)],
+                           cancel_on_interrupt(control, "the hosts clean up"))
+    if not isinstance(result, DbMultiOutcome):
+        raise result   # a wrong request or an unreachable host: one line from main()
+    rows = [{"host": h, "run_id": o.run_id, "status": o.status, "error": o.error} if isinstance(o, RunOutcome)
+            else {"host": h, "run_id": None, "status": RunStatus.FAILED, "error": str(o)}
+            for h, o in zip(result.hosts, result.outcomes, strict=True)]
+    total = result.total
+    if args.json:
+        print_json({"group": result.group, "total_run_id": result.total_run_id, "runs": rows,
+                    "database": result.database, "started_at": result.started,
+                    "offsets": {h: {"offset_s": o.offset, "uncertainty_s": o.uncertainty}
+                                for h, o in result.offsets.items()},
+                    "steps": [{"step": s.step, "clients": s.clients, "ops": s.ops, "per_second": list(s.per_second),
+                               "shares": dict(s.shares), "short_seconds": dict(s.short),
+                               "start_spread_s": result.spreads.get(s.step)} for s in total.steps] if total else [],
+                    "knee": total.knee if total else None, "knee_text": total.knee_text() if total else "",
+                    "error": result.error})
+    else:
+        print(dbload_multi_text(result))
+    if control.cancelled and not result.error:
+        return Exit.CANCELLED
+    ok = all(row["status"] == RunStatus.DONE for row in rows) and not result.error and total is not None \
+        and bool(total.steps)
+    return Exit.OK if ok else Exit.FAILED

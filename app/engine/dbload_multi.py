@@ -1,0 +1,217 @@
+"""The dbload test from N client hosts against one database server: one start instant, totals stored.
+
+As the shared-storage test (app.engine.shared_run): each client runs the test as an ordinary run with
+wait_for_start; client 0 makes and fills the scratch database, then says "shared_ready"; the others say
+it at once. Once all are ready, each gets the same instant in its own clock (a file "go"), and every step
+starts at that instant + its offset (remote.agent.dbload_together). Client 0 drops the database at the end,
+after the others' sessions are gone; the others load it as it is (reuse_database) and never drop it.
+Afterwards the clients' per-second figures are summed (app.engine.dbload_totals) and stored as one more
+run, host "TOTAL <target> (N clients)", with each step's start spread from the clients' stored events.
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from app.engine.dbload_totals import KNEE_RULE, DbLoadTotal, dbload_total
+from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, RunRequestError
+from app.engine.shared_run import _connect_all, _in_parallel, _Starter, client_name
+from app.engine.shared_totals import CLIENT_BUSY
+from app.summary.dbload_series import dbload_of
+from remote.agent import benches
+from remote.clock_offset import ClockOffset, measure_offset
+from storage.records import ResultSample, RunStatus
+
+TEST = "dbload"
+TAG_PREFIX = "dbload-"
+SET_BY_WORKBENCH = ("client_index", "client_name", "group", "wait_for_start")
+
+
+@dataclass(frozen=True)
+class DbMultiRequest:
+    hosts: tuple[str, ...]
+    params: Mapping[str, Any]
+    interval: float = 1.0
+
+
+@dataclass
+class DbMultiOutcome:
+    group: str
+    hosts: tuple[str, ...]
+    outcomes: list[Any]                                      # RunOutcome or the exception, per host
+    offsets: dict[str, ClockOffset] = field(default_factory=dict)
+    total: DbLoadTotal | None = None
+    spreads: dict[int, float] = field(default_factory=dict)  # step -> seconds between first and last client start
+    cpu: dict[int, dict[str, float]] = field(default_factory=dict)   # step -> host -> its CPUs' busy share
+    total_run_id: int | None = None
+    database: str = ""
+    error: str = ""
+    started: float | None = None                             # the go instant (workbench clock)
+
+
+def plan(request: DbMultiRequest, group: str) -> list[dict[str, Any]]:
+    """Each client host's parameters (client 0 makes the database, the others reuse it); RunRequestError."""
+    hosts = list(request.hosts)
+    if len(hosts) < 2:
+        raise RunRequestError("dbload: several client hosts need at least two")
+    if len(set(hosts)) != len(hosts):
+        raise RunRequestError("dbload: a host is named twice; each client host once")
+    params = dict(request.params)
+    for key in SET_BY_WORKBENCH:
+        if key in params:
+            raise RunRequestError(f"dbload: {key} is set by the workbench, not by hand")
+    try:
+        base = benches.validate(TEST, dict(params, wait_for_start=True, group=group))
+    except ValueError as exc:
+        raise RunRequestError(str(exc)) from None
+    database = base["database"] or f"benchbay_dbload_m{group}"
+    out = []
+    for index, host in enumerate(hosts):
+        own = dict(params, wait_for_start=True, group=group, client_index=index,
+                   client_name=client_name(index, host), database=database,
+                   reuse_database=bool(base["reuse_database"]) or index > 0)
+        out.append(own)
+    return out
+
+
+def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | None = None,
+                     on_event: EventCallback | None = None,
+                     passwords: Mapping[str, str | None] | None = None) -> DbMultiOutcome:
+    """Run the sweep from every client host together against one target; store the runs and the total; blocks."""
+    control = control or RunControl()
+    passwords = passwords or {}
+    group = secrets.token_hex(4)
+    per_host = plan(request, group)
+    hosts = tuple(bench.get_host(h).name for h in request.hosts)
+    clocks = _connect_all(bench, hosts, passwords)
+    outcome = DbMultiOutcome(group, hosts, [None] * len(hosts), database=str(per_host[0]["database"]))
+    starter = _Starter(hosts, clocks, control)
+    try:
+        outcome.offsets = _in_parallel({h: (lambda h=h: measure_offset(clocks[h])) for h in hosts})
+
+        def events(host: str, event: dict) -> None:
+            starter.event(host, event)
+            if on_event is not None:
+                on_event(host, event)
+
+        def one(index: int) -> None:
+            req = RunRequest(host=hosts[index], test=TEST, params=per_host[index], interval=request.interval)
+            try:
+                outcome.outcomes[index] = bench.run(req, control, None, events, passwords.get(hosts[index]))
+            except BaseException as exc:   # this host's failure; the others go on
+                outcome.outcomes[index] = exc
+            finally:
+                starter.host_ended(hosts[index])
+
+        threads = [threading.Thread(target=one, args=(i,), name=f"dbload-{i}", daemon=True)
+                   for i in range(len(hosts))]
+        for thread in threads:
+            thread.start()
+        starter.run()
+        for transport in clocks.values():
+            transport.close()
+        for thread in threads:
+            thread.join()
+        outcome.offsets = starter.offsets or outcome.offsets
+        outcome.error = starter.error
+        outcome.started = starter.start
+    finally:
+        for transport in clocks.values():
+            transport.close()
+    _store_total(bench, request, per_host[0], outcome)
+    return outcome
+
+
+def step_spreads(events_by_host: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[int, float]:
+    """step -> seconds from the first client's start to the last's, from their stored "dbload_step_start"
+    events (their times on the workbench's clock); only steps every client started."""
+    starts: dict[int, dict[str, float]] = {}
+    for host, events in events_by_host.items():
+        for event in events:
+            if event.get("type") == "dbload_step_start" and isinstance(event.get("t"), (int, float)):
+                starts.setdefault(int(event["step"]), {})[host] = float(event["t"])
+    return {step: max(at.values()) - min(at.values()) for step, at in sorted(starts.items())
+            if len(at) == len(events_by_host)}
+
+
+def _store_total(bench: Any, request: DbMultiRequest, params: Mapping[str, Any], outcome: DbMultiOutcome) -> None:
+    member = {h: r for h, r in zip(outcome.hosts, outcome.outcomes, strict=True) if isinstance(r, RunOutcome)}
+    loads = {}
+    for host, result in member.items():
+        detail = bench.find_run(result.run_id)
+        load = dbload_of(detail.results) if detail is not None else None
+        if load is not None:
+            loads[host] = load
+        for r in detail.results if detail is not None else ():
+            busy = r.metadata.get("host_cpu_busy")
+            if r.metric == "ops_per_s" and isinstance(busy, (int, float)) and isinstance(r.metadata.get("step"), int):
+                outcome.cpu.setdefault(r.metadata["step"], {})[host] = float(busy)
+    if len(loads) == len(outcome.hosts):
+        outcome.total = dbload_total(loads)
+        outcome.spreads = step_spreads({h: bench.run_events(member[h].run_id) for h in outcome.hosts})
+    if not member:
+        return
+    runs = bench.store.runs
+    target = str(params.get("target") or "127.0.0.1")
+    count = len(outcome.hosts)
+    run_id = runs.create(f"TOTAL {target} ({count} clients)"[:200], TEST,
+                         {"params": {k: v for k, v in params.items() if k not in (*SET_BY_WORKBENCH, "password")},
+                          "hosts": list(outcome.hosts), "members": [r.run_id for r in member.values()],
+                          "interval": request.interval})
+    outcome.total_run_id = run_id
+    runs.add_results(run_id, total_results(outcome, target))
+    runs.add_events(run_id, [{"seq": 1, "t": time.time(), "type": "dbload_total", "group": outcome.group,
+                              "knee": outcome.total.knee_text() if outcome.total else "no complete step",
+                              "start_spread_s": {str(k): v for k, v in outcome.spreads.items()},
+                              "offsets": {h: {"offset_s": o.offset, "uncertainty_s": o.uncertainty}
+                                          for h, o in outcome.offsets.items()}}])
+    for run in [*[r.run_id for r in member.values()], run_id]:
+        runs.set_tags(run, [TAG_PREFIX + outcome.group])
+    failed = [r for r in outcome.outcomes if not (isinstance(r, RunOutcome) and r.status == RunStatus.DONE)]
+    error = outcome.error or (f"{len(failed)} client run(s) did not finish" if failed else "")
+    if not error and (outcome.total is None or not outcome.total.steps):
+        error = "no step was run by every client"
+    runs.finish(run_id, RunStatus.DONE if not error else RunStatus.FAILED, error=error, engine="agent")
+    if outcome.started is not None:
+        runs.set_times(run_id, _utc(outcome.started), _utc(time.time()))
+
+
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, timezone.utc)
+
+
+def total_results(outcome: DbMultiOutcome, target: str) -> list[ResultSample]:
+    """The TOTAL run's figures: per step ops_per_s (the per-second totals, shares, start spread), knee_clients."""
+    total = outcome.total
+    if total is None:
+        return []
+    out = []
+    for step in total.steps:
+        meta = {"step": step.step, "clients": step.clients, "total": True, "target": target,
+                "hosts": list(total.hosts), "per_second": list(step.per_second), "cv": step.cv,
+                "shares": dict(step.shares), "short_seconds": dict(step.short), "shares_text": step.shares_text(),
+                "start_spread_s": outcome.spreads.get(step.step), "client_cpu_busy": outcome.cpu.get(step.step, {}),
+                "client_limit": client_limit(outcome, step.step)}
+        out.append(ResultSample(TEST, "ops_per_s", round(step.ops, 3), "ops/s", meta))
+    knee = next((s for s in total.steps if s.step == total.knee), None)
+    last = total.steps[-1] if total.steps else None
+    if last is not None:
+        value = (knee or last).clients
+        out.append(ResultSample(TEST, "knee_clients", value, "clients", {
+            "knee": total.knee, "rule": KNEE_RULE, "step": (knee or last).step, "clients": value, "total": True,
+            "note": "" if knee else f"no knee up to {value} clients in all", "knee_text": total.knee_text()}))
+    return out
+
+
+def client_limit(outcome: DbMultiOutcome, step: int) -> str:
+    """ "c2 had 93 % of its CPUs busy" when a client host was mostly busy in the step, else ""."""
+    busy = outcome.cpu.get(step, {})
+    if not busy:
+        return ""
+    host, share = max(busy.items(), key=lambda item: item[1])
+    return f"{host} had {share * 100:.0f} % of its CPUs busy" if share >= CLIENT_BUSY else ""

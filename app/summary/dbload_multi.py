@@ -1,0 +1,37 @@
+"""A database load from several client hosts as text: the clocks, each step's total, shares and start spread,
+the knee of the totals."""
+from __future__ import annotations
+
+from app.engine.dbload_multi import DbMultiOutcome, client_limit
+from app.engine.orchestrator import RunOutcome
+
+
+def dbload_multi_text(result: DbMultiOutcome) -> str:
+    count = len(result.hosts)
+    lines = [f"dbload from {count} client hosts against one target (runs tagged dbload-{result.group})"]
+    for host, outcome in zip(result.hosts, result.outcomes, strict=True):
+        clock = result.offsets.get(host)
+        where = (f"clock {clock.offset * 1e3:+.1f} ms ± {clock.uncertainty * 1e3:.1f} ms" if clock
+                 else "clock not measured")
+        if isinstance(outcome, RunOutcome):
+            state = f"run {outcome.run_id} {outcome.status}" + (f": {outcome.error}" if outcome.error else "")
+        else:
+            state = f"failed (not stored): {outcome}"
+        lines.append(f"  {host}: {where}; {state}")
+    total = result.total
+    if total is not None and total.steps:
+        lines.append("  step                  total ops/s   start spread   per client")
+        for step in total.steps:
+            spread = result.spreads.get(step.step)
+            shown = f"{spread * 1e3:.1f} ms" if spread is not None else "not reported"
+            label = f"{step.clients} connections"
+            lines.append(f"  {step.step}: {label:<18} {step.ops:>11.1f}   {shown:<13}  {step.shares_text()}")
+            limit = client_limit(result, step.step)
+            if limit:
+                lines.append(f"    note: {limit}: this step's total may be the client's limit, not the server's")
+        lines.append(f"  {total.knee_text()}")
+    if result.total_run_id is not None:
+        lines.append(f"  totals stored as run {result.total_run_id}")
+    if result.error:
+        lines.append(f"  error: {result.error}")
+    return "\n".join(lines)
