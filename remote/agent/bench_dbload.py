@@ -242,7 +242,7 @@ def _redis_params(params: Dict[str, Any]) -> Dict[str, Any]:
     out["group"] = str(params.get("group") or "solo")[:32]
     out["step_gap"] = _int(params, "step_gap", 5, 1, 600)
     out["start_wait"] = _int(params, "start_wait", 3600, 1, 24 * 3600)
-    if together and engine != "postgresql":
+    if together and out["engine"] != "postgresql":
         _fail("several client hosts against one target: only engine=postgresql so far")
     return out
 
