@@ -165,7 +165,12 @@ class CommandShell:
         deadline = time.monotonic() + timeout
         while not parser.complete:
             if pending and channel.send_ready():
-                pending = pending[channel.send(pending[:_CHUNK]):]
+                try:
+                    pending = pending[channel.send(pending[:_CHUNK]):]
+                except OSError:
+                    # the shell ended before it read the request (an account whose shell is /bin/false): what
+                    # it said and its exit status tell why, below, not paramiko's "Socket is closed"
+                    pending = memoryview(b"")
             if self._drain(parser):
                 deadline = max(deadline, time.monotonic() + timeout)   # answering: the limit moves on
             if parser.complete or channel.closed or channel.eof_received:
