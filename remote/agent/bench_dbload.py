@@ -211,6 +211,18 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     out.update(_redis_params(params))
     if engine == "redis":
         _check_redis(out)
+    # several client hosts against one target (app.engine.dbload_multi sets these; dbload_together)
+    together = params.get("wait_for_start", False)
+    if not isinstance(together, bool):
+        _fail("wait_for_start must be true or false")
+    out["wait_for_start"] = together
+    out["client_index"] = _int(params, "client_index", 0, 0, 255)
+    out["client_name"] = str(params.get("client_name") or "c{}".format(out["client_index"] + 1))[:64]
+    out["group"] = str(params.get("group") or "solo")[:32]
+    out["step_gap"] = _int(params, "step_gap", 5, 1, 600)
+    out["start_wait"] = _int(params, "start_wait", 3600, 1, 24 * 3600)
+    if together and engine != "postgresql":
+        _fail("several client hosts against one target: only engine=postgresql so far")
     return out
 
 
@@ -233,17 +245,6 @@ def _redis_params(params: Dict[str, Any]) -> Dict[str, Any]:
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= float(ratio) <= 1.0:
         _fail("get_ratio must be a number 0-1 (the share of gets), not {!r}".format(ratio))
     out["get_ratio"] = float(ratio)
-    together = params.get("wait_for_start", False)
-    if not isinstance(together, bool):
-        _fail("wait_for_start must be true or false")
-    out["wait_for_start"] = together
-    out["client_index"] = _int(params, "client_index", 0, 0, 255)
-    out["client_name"] = str(params.get("client_name") or "c{}".format(out["client_index"] + 1))[:64]
-    out["group"] = str(params.get("group") or "solo")[:32]
-    out["step_gap"] = _int(params, "step_gap", 5, 1, 600)
-    out["start_wait"] = _int(params, "start_wait", 3600, 1, 24 * 3600)
-    if together and out["engine"] != "postgresql":
-        _fail("several client hosts against one target: only engine=postgresql so far")
     return out
 
 
