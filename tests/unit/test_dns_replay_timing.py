@@ -8,7 +8,9 @@ import time
 from remote.agent import dns_replay
 from tests.fixtures.dns_responder import responder
 
-TOLERANCE_MS = 150.0    # a loaded machine's late wake-ups (responder timer, client poll); the errors sought are larger
+# a loaded machine's late wake-ups (responder timer, client poll) and a stamp taken late (the client paused right
+# after a send); the errors sought are 300 ms and more
+TOLERANCE_MS = 200.0
 
 
 class _TimedSocket:
@@ -49,17 +51,17 @@ def _latencies(lane):
 
 
 def test_a_query_sent_late_in_a_burst_is_timed_from_its_own_send(monkeypatch):
-    # three queries in one burst, 250 ms of work before each send: sent at 0.25, 0.5, 0.75 s; answered 700,
-    # 500, 300 ms after each arrives, so all three answers come after the burst (at 0.95, 1.0, 1.05 s).
-    # Stamped at the burst's start, they would read 950, 1000, 1050 ms.
-    _timed_lanes(monkeypatch, send_pause=0.25)
+    # three queries in one burst, 300 ms of work before each send: sent at 0.3, 0.6, 0.9 s; answered 700,
+    # 500, 300 ms after each arrives, so all three answers come after the burst (at 1.0, 1.1, 1.2 s).
+    # Stamped at the burst's start, they would read 1000, 1100, 1200 ms.
+    _timed_lanes(monkeypatch, send_pause=0.3)
     delays = {"slow700-a.test": 700.0, "slow500-b.test": 500.0, "slow300-c.test": 300.0}
     with responder() as server:
         lane = dns_replay.replay([("127.0.0.1", server.port)], dns_replay.Prepared([(n, "A") for n in delays]),
                                  window=len(delays), timeouts=(5.0,))[0]
     got = _latencies(lane)
     for name, delay in delays.items():
-        assert delay - 1.0 <= got[name] < delay + TOLERANCE_MS, (name, got)
+        assert abs(got[name] - delay) < TOLERANCE_MS, (name, got)
 
 
 def test_an_answer_read_late_in_a_batch_is_timed_at_its_own_read(monkeypatch):
@@ -72,6 +74,6 @@ def test_an_answer_read_late_in_a_batch_is_timed_at_its_own_read(monkeypatch):
                                  dns_replay.Prepared([("ok-a.test", "A"), ("slow150-b.test", "A")]),
                                  window=2, timeouts=(5.0,))[0]
     got = _latencies(lane)
-    assert got["ok-a.test"] < TOLERANCE_MS, got
-    assert got["slow150-b.test"] >= 400.0 - 1.0, got     # read after the client's 400 ms: it waited that long
+    assert got["ok-a.test"] < 400.0, got     # read before the client's pause
+    assert got["slow150-b.test"] > 400.0 - TOLERANCE_MS, got     # read after the client's 400 ms: it waited that long
     assert lane.stray == 0 and lane.done == 2
