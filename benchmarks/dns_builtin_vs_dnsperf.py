@@ -73,7 +73,7 @@ def dnsperf(path: str, address: str, port: int, data: str, seconds: float, windo
     out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False,
                          timeout=seconds + 60).stdout.decode("utf-8", "replace")
     found = dns_dnsperf.parse(out, f"{address}:{port}")
-    latencies = [r["latency_ms"] for r in found["records"] if r["latency_ms"] is not None]
+    latencies = [ms for ms in found["columns"].latency if ms is not None]
     return {"qps": found["qps"], "p50": percentile(latencies, 50) if latencies else None,
             "p99": percentile(latencies, 99) if latencies else None, "lost": found["lost"],
             "answered": found["completed"]}

@@ -7,6 +7,9 @@ answer to a resent one) is ignored. The stub's schedule is explicit: timeouts (1
 send again (same id), wait 2 s, then it is a timeout. Latency is from the first send, as a client
 waits it. A truncated answer (TC bit) is asked again over TCP when tcp_fallback is on.
 
+Each query is stamped right after its own send and each answer right after its own recv: one time for a
+whole burst or batch would put the burst's (or batch's) duration into every latency of it.
+
 Interleaved: every resolver gets its own copy of the list and its own window, all in the same loop,
 so they see the same moments of the network; sequential: one resolver after the other (call once
 per resolver).
@@ -213,6 +216,7 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                     poller.modify(fd, select.POLLIN)
             elif event & (select.POLLIN | select.POLLERR | select.POLLHUP):
                 chunk = ask.sock.recv(RECV_SIZE)
+                now = monotonic()
                 if not chunk:
                     raise OSError(errno.ECONNRESET, "closed")
                 ask.inbuf += chunk
@@ -249,7 +253,7 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
             send, new_id, first, ids = lane.sock.send, lane.new_id, lane.first, lane.ids
             latency, rcode, tries, via = lane.latency, lane.rcode, lane.tries, lane.via
             first_wait = waits[0]
-            deadline = now + timeouts[0]
+            wait0 = timeouts[0]
             before = lane.sent
             for _ in range(room):
                 seq = lane.sent
@@ -266,20 +270,22 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                     lane.icmp_errors += 1
                     with contextlib.suppress(OSError):
                         send(message)
+                sent_at = monotonic()
                 lane.sent = seq + 1
-                first.append(now)
+                first.append(sent_at)
                 latency.append(None)
                 rcode.append(None)
                 tries.append(1)
                 via.append("udp")
                 ids.append(qid)
                 inflight[qid] = seq
-                first_wait.append((deadline, index, seq))
+                first_wait.append((sent_at + wait0, index, seq))
             if interval:
                 lane.next_send = max(lane.next_send + interval * (lane.sent - before), now - 1.0)   # no burst
         if all(lane.done >= lane.total for lane in lanes) and not tcp:
             break
         # -- wait for an answer, the next timeout, the next send slot or the next tick ------------------------
+        now = monotonic()   # a long burst moved the clock on: wait from here, not from before it
         wake = now + STOP_CHECK_S
         for wait in waits:
             if wait and wait[0][0] < wake:
@@ -312,6 +318,7 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                 except ConnectionRefusedError:
                     lane.icmp_errors += 1
                     continue
+                now = monotonic()
                 if len(data) < 12 or not data[2] & 0x80:
                     lane.stray += 1
                     continue
