@@ -159,7 +159,8 @@ def title_page(flow: Flow, data: ReportData, logo: QImage | None) -> None:
         flow.text("None of the compared runs measured a headline figure; the tables on the next pages show every "
                   "figure there is.", BODY, after=8.0)
     for line in data.headlines:
-        big: Line = [(f"{line.what}: ", HEADLINE), (line.winner, WINNER if not line.alone else HEADLINE)]
+        # the winner's colour only for a lead: beside ties and "can't tell yet" the name is plain
+        big: Line = [(f"{line.what}: ", HEADLINE), (line.winner, WINNER if line.role == "leads with" else HEADLINE)]
         if line.alone:
             big = [(f"{line.what}: ", HEADLINE), (line.value, RATIO), (f" on {line.winner}", HEADLINE)]
         elif line.baseline:
