@@ -126,9 +126,10 @@ def prepare_redis(ctx: Any, params: Dict[str, Any]) -> Dict[str, Any]:
     except resp_wire.RedisError as exc:
         raise RuntimeError(str(exc)) from None
     if existing:
+        shown = cfg["prefix"].decode("utf-8", "replace")  # novermin: the prefix is bytes
         raise RuntimeError("database {} of {}:{} already has {} key(s) starting with {!r}: they are not this "
                            "test's; choose another key_prefix or delete them".format(
-                               cfg["db"], cfg["host"], cfg["port"], existing, cfg["prefix"].decode("utf-8", "replace")))
+                               cfg["db"], cfg["host"], cfg["port"], existing, shown))
 
     def delete_keys() -> None:
         try:
@@ -147,7 +148,7 @@ def prepare_redis(ctx: Any, params: Dict[str, Any]) -> Dict[str, Any]:
 
 def cleanup_hint(cfg: Dict[str, Any], exc: BaseException) -> str:
     """What is left and how to remove it, when the keys could not be deleted (the server went away)."""
-    prefix = cfg["prefix"].decode("utf-8", "replace")
+    prefix = cfg["prefix"].decode("utf-8", "replace")  # novermin: bytes
     return ("the test's keys (prefix {p!r}, database {db} of {h}:{port}) could not be deleted: {e}; delete them "
             "with: redis-cli -h {h} -p {port} -n {db} --scan --pattern '{p}*' | xargs redis-cli -h {h} -p {port} "
             "-n {db} unlink").format(p=prefix, db=cfg["db"], h=cfg["host"], port=cfg["port"], e=exc)

@@ -75,7 +75,7 @@ def argv(cfg: Dict[str, Any], op: str, clients: int, requests: int, path: str = 
     """The command line of one process (no password: see PASSWORD_REFUSAL)."""
     if cfg.get("password"):
         raise ToolError(PASSWORD_REFUSAL)
-    key = cfg["prefix"].decode("utf-8", "surrogateescape") + "__rand_int__"
+    key = cfg["prefix"].decode("utf-8", "surrogateescape") + "__rand_int__"  # novermin: the prefix is bytes
     out = [path, "-h", str(cfg["host"]), "-p", str(cfg["port"]), "-c", str(clients), "-n", str(requests),
            "-P", str(int(cfg["pipeline"])), "-r", str(int(cfg["keyspace"])), "--dbnum", str(int(cfg.get("db") or 0)),
            "--precision", "3"]
