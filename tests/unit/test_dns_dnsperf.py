@@ -7,7 +7,7 @@ OUTPUT = """\
 DNS Performance Testing Tool
 Version 2.10.0
 
-[Status] Command line: dnsperf -s 127.0.0.1 -p 58972 -d /tmp/q.txt -n 2 -t 1 -v -S 1
+[Status] Command line: dnsperf -s 127.0.0.1 -p 58972 -d queries.txt -n 2 -t 1 -v -S 1
 [Status] Sending queries (to 127.0.0.1:58972)
 [Status] Started at: Thu Nov 26 08:49:51 2026
 [Status] Stopping after 2 runs through file
