@@ -92,8 +92,17 @@ def _keys(params: dict) -> int:
     return resp_load.count_keys(dbload_redis.config(params))
 
 
-def _children() -> list[str]:
-    """This process's living children (the load's workers, redis-benchmark), as 'pid name'."""
+_BEFORE: set[str] = set()   # the worker's children when the test began: other tests' servers (sshd, MTAs)
+
+
+@pytest.fixture(autouse=True)
+def _children_before() -> None:
+    """Runs before the test's own function fixtures (autouse first), after the session's and module's."""
+    _BEFORE.clear()
+    _BEFORE.update(_all_children())
+
+
+def _all_children() -> list[str]:
     me = str(os.getpid())
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -104,11 +113,15 @@ def _children() -> list[str]:
         name, _, rest = stat.partition(") ")
         name = name.split("(", 1)[1]
         state, ppid = rest.split()[:2]
-        # the fixtures' servers are not the test's: redis-server, and the sshd test hosts another test of this
-        # worker started
-        if ppid == me and state != "Z" and name not in ("redis-server", "sshd"):
+        if ppid == me and state != "Z":
             out.append(f"{pid} {name}")
     return out
+
+
+def _children() -> list[str]:
+    """This process's living children that the test started (the load's workers, redis-benchmark), as 'pid
+    name'; the fixture's redis-server is not the test's."""
+    return [c for c in _all_children() if c not in _BEFORE and not c.endswith(" redis-server")]
 
 
 class Ticks:
