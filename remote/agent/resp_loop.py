@@ -1,8 +1,9 @@
 """One worker process of the built-in Redis load generator: an epoll loop over its share of the connections.
 
 Closed loop (rate 0): each connection sends `pipeline` requests at once, waits for all their replies,
-sends the next batch; every reply of a batch counts from the batch's write to the socket
-(redis-benchmark's measure).
+sends the next batch; every reply of a batch counts from the batch's write to the socket to the first
+read of its replies, however many reads the batch takes (redis-benchmark's measure: its writeHandler
+stamps before the write, its readHandler on the first read event, before parsing).
 Every key holds the same value, so the replies of a batch are known in advance: a read that brings
 exactly them is counted with one comparison; anything else (a partial read, a missing key, an error) goes
 through the parser.
@@ -32,11 +33,14 @@ from .disk_latency import Histogram
 from .disk_latency import K as HIST_K
 from .resp_wire import replies
 
-RECV_BYTES = 1 << 18
+RECV_BYTES = 1 << 18      # one read takes up to this; into a buffer kept for the loop's life (a fresh one per
+                          # recv() is above malloc's mmap threshold: an mmap, mremap and munmap per reply)
 RECONNECT_EVERY = 1.0     # seconds between attempts on a lost connection
 SINGLE_WAKE = 0.05        # seconds a lone connection's recv waits before the loop looks at the clock
 _INV_MIN = 1.0 / HIST_MIN_S
 _LAST_BUCKET = len(Histogram().counts) - 1
+_perf = time.perf_counter
+_log = math.log
 
 
 def value_of(size: int) -> bytes:
@@ -44,8 +48,8 @@ def value_of(size: int) -> bytes:
 
 
 class Conn:
-    __slots__ = ("sock", "fd", "buf", "out", "kinds", "kpos", "sent_at", "expected", "gets", "inflight",
-                 "next_due", "interval", "lost_at")
+    __slots__ = ("sock", "fd", "buf", "out", "kinds", "kpos", "sent_at", "first_read", "expected", "gets",
+                 "inflight", "next_due", "interval", "lost_at")
 
     def __init__(self, sock: socket.socket, interval: float, first_due: float) -> None:
         self.sock = sock
@@ -57,6 +61,7 @@ class Conn:
         self.kinds = ()           # type: Any
         self.kpos = 0
         self.sent_at = 0.0
+        self.first_read = 0.0     # the batch's first read: every reply of it counts until then (redis-benchmark)
         self.expected = None      # type: Optional[bytes]
         self.gets = 0
         # constant rate: (is_get, intended start) of each request in flight; the next intended start
@@ -117,6 +122,8 @@ class Loop:
         self.batch_t = (self.get_t if pure_get else self.set_t) * self.depth
         self.batch_kinds = (pure_get,) * self.depth
         self.batch_expected = (self.get_reply if pure_get else b"+OK\r\n") * self.depth
+        self.batch_gets = self.depth if pure_get else 0
+        self.cur_index, self.cur_sec = -1, _empty()   # the second replies are counted in, while it lasts
         self.seconds_data = {}  # type: Dict[int, Dict[str, Any]]
         self.lost = []  # type: List[_Conn]
         self.epoll = select.epoll()
@@ -153,9 +160,10 @@ class Loop:
                 return
             data = b"".join(parts)
         elif self.pure:
-            data = self.batch_t % tuple([int(rnd() * keyspace) for _ in range(self.depth)])
-            conn.kinds, conn.expected, conn.gets = self.batch_kinds, self.batch_expected, \
-                self.depth if self.batch_kinds[0] else 0
+            depth = self.depth
+            data = self.batch_t % (int(rnd() * keyspace) if depth == 1 else
+                                   tuple([int(rnd() * keyspace) for _ in range(depth)]))
+            conn.kinds, conn.expected, conn.gets = self.batch_kinds, self.batch_expected, self.batch_gets
         else:
             get_ratio, get_t, set_t = self.get_ratio, self.get_t, self.set_t
             kinds = [rnd() < get_ratio for _ in range(self.depth)]
@@ -163,7 +171,8 @@ class Loop:
             conn.kinds, conn.gets = kinds, sum(kinds)
             conn.expected = b"".join([self.get_reply if g else b"+OK\r\n" for g in kinds])
         conn.kpos = 0
-        conn.sent_at = time.perf_counter()   # from the write, as redis-benchmark counts: not the batch's making
+        conn.first_read = 0.0
+        conn.sent_at = _perf()   # from the write, as redis-benchmark counts: not the batch's making
         if conn.out:
             conn.out += data
             return
@@ -235,20 +244,45 @@ class Loop:
         sec["ops"][op] += n
 
     def received(self, conn: "Conn", data: bytes, t_read: float) -> None:
-        sec = self.second(int(t_read - self.t0))
+        index = int(t_read - self.t0)
+        if index == self.cur_index:
+            sec = self.cur_sec
+        else:
+            sec = self.cur_sec = self.second(index)
+            self.cur_index = index
         if not self.constant:
             expected, conn.expected = conn.expected, None
             if expected is not None and not conn.buf and data == expected:   # the whole batch, all as expected
                 took = t_read - conn.sent_at
                 gets = conn.gets
                 sets = len(conn.kinds) - gets
-                if gets:
-                    self.record(sec, 0, took, gets)
-                if sets:
-                    self.record(sec, 1, took, sets)
+                if (gets == 0) != (sets == 0):   # one kind: inlined record() (the hot path)
+                    if took > HIST_MIN_S:
+                        bucket = int(_log(took * _INV_MIN) * HIST_K)
+                        if bucket > _LAST_BUCKET:
+                            bucket = _LAST_BUCKET
+                    else:
+                        bucket = 0
+                    op = 0 if gets else 1
+                    hist = sec["h"][op]
+                    hist[bucket] = hist.get(bucket, 0) + (gets or sets)
+                    sec["ops"][op] += gets or sets
+                else:
+                    if gets:
+                        self.record(sec, 0, took, gets)
+                    if sets:
+                        self.record(sec, 1, took, sets)
                 conn.kinds, conn.kpos = (), 0
-                self.try_send(conn, t_read)
+                if t_read < self.t_end:   # try_send(), inlined
+                    try:
+                        self.send(conn, t_read)
+                    except (BlockingIOError, InterruptedError):
+                        pass
+                    except OSError:
+                        self.drop(conn, t_read)
                 return
+            if not conn.first_read:
+                conn.first_read = t_read
         buf = conn.buf + data if conn.buf else data
         if self.constant:
             flags, used = replies(buf, len(conn.inflight))
@@ -260,7 +294,7 @@ class Loop:
                     self.record(sec, 0 if is_get else 1, t_read - started)
         else:
             flags, used = replies(buf, len(conn.kinds) - conn.kpos)
-            took = t_read - conn.sent_at
+            took = conn.first_read - conn.sent_at   # a batch's replies over several reads: from its first
             for error in flags:
                 op = 0 if conn.kinds[conn.kpos] else 1
                 conn.kpos += 1
@@ -289,6 +323,7 @@ class Loop:
         if now < t0:
             time.sleep(t0 - now)
         self.try_send(conn, perf())
+        view = memoryview(bytearray(RECV_BYTES))
         flushed = 0
         while True:
             now = perf()
@@ -312,7 +347,7 @@ class Loop:
                 if conn.out:
                     conn.sock.sendall(conn.out)
                     conn.out = b""
-                data = conn.sock.recv(RECV_BYTES)
+                data = view[:conn.sock.recv_into(view)].tobytes()
             except (BlockingIOError, InterruptedError):
                 continue   # SO_RCVTIMEO: nothing came in SINGLE_WAKE seconds
             except OSError:
@@ -353,6 +388,7 @@ class Loop:
         now = perf()
         for conn in list(by_fd.values()):
             self.try_send(conn, now)
+        view = memoryview(bytearray(RECV_BYTES))
         flushed = 0   # seconds already sent to the parent
         while True:
             now = perf()
@@ -386,7 +422,7 @@ class Loop:
                         continue
                 t_read = perf()   # the reply is there: its read is the client's time, as redis-benchmark counts
                 try:
-                    data = conn.sock.recv(RECV_BYTES)
+                    data = view[:conn.sock.recv_into(view)].tobytes()
                 except (BlockingIOError, InterruptedError):
                     continue
                 except OSError:
