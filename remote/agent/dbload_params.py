@@ -36,6 +36,9 @@ PARAMS = (
     {"name": "step_seconds", "kind": "int", "default": 10, "low": 2, "high": 3600, "unit": "s"},
     {"name": "rate", "kind": "float", "default": None, "low": 0.0, "high": 1e9, "unit": "ops/s"},
     {"name": "p99_limit_ms", "kind": "float", "default": None, "low": 0.0, "high": 1e7, "unit": "ms"},
+    # pgbench 15+: tries of a transaction that failed on a serialization or deadlock error (1: no retry, 0: until
+    # the step ends); each retry is counted in the step's retries
+    {"name": "max_tries", "kind": "int", "default": 1, "low": 0, "high": 1000},
     {"name": "user", "kind": "text", "default": ""},
     {"name": "password", "kind": "secret", "default": ""},
     {"name": "database", "kind": "text", "default": ""},
@@ -182,6 +185,10 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     out["step_seconds"] = _int(params, "step_seconds", 10, 2, 3600)
     out["rate"] = _float(params, "rate", 0.0, 1e9)
     out["p99_limit_ms"] = _float(params, "p99_limit_ms", 0.0, 1e7)
+    out["max_tries"] = _int(params, "max_tries", 1, 0, 1000)
+    if out["max_tries"] != 1 and engine != "postgresql":
+        _fail("max_tries is pgbench's (engine=postgresql): sysbench and the Redis tools do not retry a failed "
+              "transaction; leave it out")
     user = params.get("user") or DEFAULT_USERS[engine]
     if not isinstance(user, str) or any(c in user for c in "\n\0\r"):
         _fail("user must be one line of text")
