@@ -15,83 +15,32 @@ start, so a stalled server shows as long latencies, not as fewer requests.
 A reply counts in the second it was read (seconds from the common start t0); after each second the worker
 writes one JSON line to the parent: counts, errors, reconnects and a sparse latency histogram per op.
 """
-import collections
 import contextlib
 import json
 import math
 import os
 import random
 import select
-import socket
-import struct
 import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
 
-from . import resp_wire
-from .disk_latency import MIN_S as HIST_MIN_S
-from .disk_latency import Histogram
-from .disk_latency import K as HIST_K
+from . import resp_single, resp_wire
+from .resp_conn import (  # noqa: F401 - Conn, connect, value_of and write_all for resp_load: the generator's door
+    _INV_MIN,
+    _LAST_BUCKET,
+    HIST_K,
+    HIST_MIN_S,
+    RECONNECT_EVERY,
+    RECV_BYTES,
+    Conn,
+    _empty,
+    _log,
+    _perf,
+    connect,
+    value_of,
+    write_all,
+)
 from .resp_wire import replies
-
-RECV_BYTES = 1 << 18      # one read takes up to this; into a buffer kept for the loop's life (a fresh one per
-                          # recv() is above malloc's mmap threshold: an mmap, mremap and munmap per reply)
-RECONNECT_EVERY = 1.0     # seconds between attempts on a lost connection
-SINGLE_WAKE = 0.05        # seconds a lone connection's recv waits before the loop looks at the clock
-_INV_MIN = 1.0 / HIST_MIN_S
-_LAST_BUCKET = len(Histogram().counts) - 1
-_perf = time.perf_counter
-_log = math.log
-
-
-def value_of(size: int) -> bytes:
-    return b"x" * size
-
-
-class Conn:
-    __slots__ = ("sock", "fd", "buf", "out", "kinds", "kpos", "sent_at", "first_read", "expected", "gets",
-                 "inflight", "next_due", "interval", "lost_at")
-
-    def __init__(self, sock: socket.socket, interval: float, first_due: float) -> None:
-        self.sock = sock
-        self.fd = sock.fileno()
-        self.buf = b""
-        self.out = b""            # what the socket did not take yet (large values, deep pipelines)
-        # closed loop: the batch in flight: its ops (True = GET) in order, how many answered, when it was sent,
-        # its replies if all go well and how many GETs it holds
-        self.kinds = ()           # type: Any
-        self.kpos = 0
-        self.sent_at = 0.0
-        self.first_read = 0.0     # the batch's first read: every reply of it counts until then (redis-benchmark)
-        self.expected = None      # type: Optional[bytes]
-        self.gets = 0
-        # constant rate: (is_get, intended start) of each request in flight; the next intended start
-        self.inflight = collections.deque()  # type: collections.deque
-        self.interval = interval
-        self.next_due = first_due
-        self.lost_at = 0.0
-
-    def outstanding(self) -> List[Tuple[bool, float]]:
-        if self.inflight:
-            return list(self.inflight)
-        return [(kind, self.sent_at) for kind in self.kinds[self.kpos:]]
-
-
-def _empty() -> Dict[str, Any]:
-    return {"ops": [0, 0], "err": [0, 0], "h": [{}, {}], "retries": 0}
-
-
-def connect(cfg: Dict[str, Any], timeout: float = resp_wire.CONNECT_TIMEOUT) -> socket.socket:
-    """A connection past AUTH and SELECT, non-blocking for the loop."""
-    client = resp_wire.Client(cfg["host"], int(cfg["port"]), cfg.get("password") or "", cfg.get("user") or "",
-                              int(cfg.get("db") or 0), timeout=timeout)
-    client.sock.setblocking(False)   # the handshake's replies are all read: nothing is left buffered
-    return client.sock
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 class Loop:
@@ -311,59 +260,6 @@ class Loop:
 
     # -- the loop --------------------------------------------------------------------------------------
 
-    def run_single(self) -> None:
-        """Closed loop on one connection: blocking send and recv, no epoll call between them (a third of the
-        system calls per batch); SO_RCVTIMEO wakes the loop for the per-second lines when the server stalls."""
-        perf = time.perf_counter
-        t0, t_end = self.t0, self.t_end
-        parent = os.getppid()
-        conn = next(iter(self.by_fd.values()))
-        self._blocking(conn)
-        now = perf()
-        if now < t0:
-            time.sleep(t0 - now)
-        self.try_send(conn, perf())
-        view = memoryview(bytearray(RECV_BYTES))
-        flushed = 0
-        while True:
-            now = perf()
-            if now >= t_end:
-                break
-            if now >= t0 + flushed + 1:
-                if os.getppid() != parent:
-                    return
-                write_all(self.out_fd, self.pop_line(flushed))
-                flushed += 1
-                if self.lost:
-                    self.reconnect(now, flushed)
-                    if not self.lost:
-                        conn = next(iter(self.by_fd.values()))
-                        self._blocking(conn)
-                continue
-            if self.lost:
-                time.sleep(min(t0 + flushed + 1, t_end) - now)
-                continue
-            try:
-                if conn.out:
-                    conn.sock.sendall(conn.out)
-                    conn.out = b""
-                data = view[:conn.sock.recv_into(view)].tobytes()
-            except (BlockingIOError, InterruptedError):
-                continue   # SO_RCVTIMEO: nothing came in SINGLE_WAKE seconds
-            except OSError:
-                data = b""
-            t_read = perf()
-            if data:
-                self.received(conn, data, t_read)
-            else:
-                self.drop(conn, t_read)
-        self.finish(flushed, 0)
-
-    def _blocking(self, conn: "Conn") -> None:
-        conn.sock.settimeout(None)
-        conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
-                             struct.pack("ll", 0, int(SINGLE_WAKE * 1e6)))
-
     def finish(self, flushed: int, unfinished: int) -> None:
         while flushed < self.seconds:
             write_all(self.out_fd, self.pop_line(flushed))
@@ -376,7 +272,7 @@ class Loop:
 
     def run(self) -> None:
         if not self.constant and len(self.by_fd) == 1:
-            self.run_single()
+            resp_single.run_single(self)
             return
         perf = time.perf_counter
         t0, t_end, by_fd, epoll, constant, depth = self.t0, self.t_end, self.by_fd, self.epoll, self.constant, \
@@ -406,7 +302,12 @@ class Loop:
             if constant:
                 soonest = min((c.next_due for c in by_fd.values() if len(c.inflight) < depth), default=boundary)
                 timeout = min(timeout, max(soonest - now, 0.0))
-            for fd, mask in epoll.poll(timeout):
+            events = epoll.poll(timeout)
+            # every reply epoll reports was there when it returned: the replies of one wake-up count until then,
+            # not until this loop reaches their connection (redis-benchmark stamps each read handler, after the
+            # ones before it in its wake-up: a microsecond each in C, ten in Python)
+            t_poll = perf()
+            for fd, mask in events:
                 conn = by_fd.get(fd)
                 if conn is None:
                     continue
@@ -420,7 +321,7 @@ class Loop:
                         continue
                     if not mask & (select.EPOLLIN | select.EPOLLERR | select.EPOLLHUP):
                         continue
-                t_read = perf()   # the reply is there: its read is the client's time, as redis-benchmark counts
+                t_read = t_poll
                 try:
                     data = view[:conn.sock.recv_into(view)].tobytes()
                 except (BlockingIOError, InterruptedError):
