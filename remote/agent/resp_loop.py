@@ -25,17 +25,13 @@ import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
 
 from . import resp_single, resp_wire
-from .resp_conn import (  # noqa: F401 - Conn, connect, value_of and write_all for resp_load: the generator's door
-    _INV_MIN,
-    _LAST_BUCKET,
-    HIST_K,
-    HIST_MIN_S,
+from .resp_conn import (  # noqa: F401 - Conn, connect, value_of, write_all, bucket_of: the generator's door
     RECONNECT_EVERY,
     RECV_BYTES,
     Conn,
     _empty,
-    _log,
     _perf,
+    bucket_of,
     connect,
     value_of,
     write_all,
@@ -182,12 +178,7 @@ class Loop:
     # -- receiving -------------------------------------------------------------------------------------
 
     def record(self, sec: Dict[str, Any], op: int, took: float, n: int = 1) -> None:
-        if took > HIST_MIN_S:
-            bucket = int(math.log(took * _INV_MIN) * HIST_K)
-            if bucket > _LAST_BUCKET:
-                bucket = _LAST_BUCKET
-        else:
-            bucket = 0
+        bucket = bucket_of(took)
         hist = sec["h"][op]
         hist[bucket] = hist.get(bucket, 0) + n
         sec["ops"][op] += n
@@ -205,22 +196,10 @@ class Loop:
                 took = t_read - conn.sent_at
                 gets = conn.gets
                 sets = len(conn.kinds) - gets
-                if (gets == 0) != (sets == 0):   # one kind: inlined record() (the hot path)
-                    if took > HIST_MIN_S:
-                        bucket = int(_log(took * _INV_MIN) * HIST_K)
-                        if bucket > _LAST_BUCKET:
-                            bucket = _LAST_BUCKET
-                    else:
-                        bucket = 0
-                    op = 0 if gets else 1
-                    hist = sec["h"][op]
-                    hist[bucket] = hist.get(bucket, 0) + (gets or sets)
-                    sec["ops"][op] += gets or sets
-                else:
-                    if gets:
-                        self.record(sec, 0, took, gets)
-                    if sets:
-                        self.record(sec, 1, took, sets)
+                if gets:
+                    self.record(sec, 0, took, gets)
+                if sets:
+                    self.record(sec, 1, took, sets)
                 conn.kinds, conn.kpos = (), 0
                 if t_read < self.t_end:   # try_send(), inlined
                     try:

@@ -7,7 +7,7 @@ import struct
 import time
 from typing import Any, Dict, List, Optional  # noqa: F401 - some only in type comments
 
-from .resp_conn import _INV_MIN, _LAST_BUCKET, HIST_K, HIST_MIN_S, RECV_BYTES, SINGLE_WAKE, Conn, _log, _perf, write_all
+from .resp_conn import RECV_BYTES, SINGLE_WAKE, Conn, _perf, bucket_of, write_all
 
 
 def run_single(loop: Any) -> None:
@@ -69,7 +69,7 @@ def single_pure(loop: Any, conn: Conn, view: memoryview, parent: int) -> Optiona
     replies, count them, all in local names. Anything but the whole batch's replies in one read (a partial
     read, an error, a lost connection) is handed to the general code (received / drop) and so is the rest
     of the step. The seconds already written to the parent, or None when the parent is gone."""
-    perf, log, rnd = _perf, _log, loop.rnd
+    perf, rnd = _perf, loop.rnd
     keyspace, depth, template, expected = loop.keyspace, loop.depth, loop.batch_t, loop.batch_expected
     op = 0 if loop.batch_gets else 1
     sock = conn.sock
@@ -114,13 +114,7 @@ def single_pure(loop: Any, conn: Conn, view: memoryview, parent: int) -> Optiona
                 index = int(t_read - t0)
                 sec = loop.second(index)
                 hist, ops = sec["h"][op], sec["ops"]
-            took = t_read - sent_at
-            if took > HIST_MIN_S:
-                bucket = int(log(took * _INV_MIN) * HIST_K)
-                if bucket > _LAST_BUCKET:
-                    bucket = _LAST_BUCKET
-            else:
-                bucket = 0
+            bucket = bucket_of(t_read - sent_at)
             hist[bucket] = hist.get(bucket, 0) + depth
             ops[op] += depth
             if t_read >= t_end:

@@ -207,10 +207,11 @@ def test_constant_rate_counts_latency_from_the_intended_start(private_redis: str
     assert max(first[op]["p50"] for op in ("get", "set")) < 200.0
 
 
-def test_a_closed_loop_shows_a_stall_as_fewer_requests(private_redis: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("get_ratio", [0.7, 1.0])   # 1.0: one command, the one-connection hot path
+def test_a_closed_loop_shows_a_stall_as_fewer_requests(private_redis: str, tmp_path: Path, get_ratio: float) -> None:
     """The contrast: without a rate, one client waits for each reply, so the paused second has fewer requests
     (and the loop still reports every second while nothing comes back)."""
-    params = _params(private_redis)
+    params = _params(private_redis, get_ratio=get_ratio)
     ctx = _ctx(tmp_path)
     host, port = resp_wire.parse_target(private_redis)
 
@@ -342,12 +343,13 @@ def test_a_password_goes_over_the_socket_only(private_redis: str, tmp_path: Path
     assert secret not in (tmp_path / "events.jsonl").read_text()
 
 
-def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("clients", "get_ratio"), [(3, 0.7), (1, 1.0)])   # (1, 1.0): the one-connection hot path
+def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path, clients: int, get_ratio: float) -> None:
     """The step runs to its end counting errors and reconnect attempts; the cleanup says what it could not do."""
     host, port = resp_wire.parse_target(private_redis)
     with resp_wire.Client(host, port) as client:
         pid = int(client.info("server")["process_id"])
-    params = _params(private_redis)
+    params = _params(private_redis, get_ratio=get_ratio)
     ctx = _ctx(tmp_path)
 
     def kill(second: int) -> None:
@@ -356,7 +358,7 @@ def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path) ->
 
     try:
         dbload_redis.prepare_redis(ctx, params)
-        out = dbload_redis.run_redis_step(ctx, params, 1, 3, 4, Ticks(kill))
+        out = dbload_redis.run_redis_step(ctx, params, 1, clients, 4, Ticks(kill))
     finally:
         failed = ctx.cleanup()
     assert out["per_second"][0] > 0 and out["per_second"][-1] == 0

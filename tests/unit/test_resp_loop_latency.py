@@ -23,7 +23,7 @@ def test_a_batch_read_in_two_pieces_counts_every_reply_until_the_first_read() ->
         loop.received(conn, b"xx\r\n" + reply, 99.010)         # the rest, 8 ms later
         sec = loop.seconds_data[0]
         assert sec["ops"][0] == 4 and sec["err"] == [0, 0]
-        first_read = int(resp_loop._log((99.002 - 99.0) * resp_loop._INV_MIN) * resp_loop.HIST_K)
+        first_read = resp_loop.bucket_of(99.002 - 99.0)
         assert sec["h"][0] == {first_read: 4}                 # all four at 2 ms (not two at 2 and two at 10)
     finally:
         server.close()
