@@ -143,8 +143,11 @@ def _server_calls(target: str) -> int:
                for cmd in ("get", "set"))
 
 
-def test_builtin_counts_per_second_add_up_to_what_the_server_served(private_redis: str, tmp_path: Path) -> None:
-    params = _params(private_redis, pipeline=4)
+# (1, 1.0) and (1, 0.0): one connection sending one command, the generator's hot path
+@pytest.mark.parametrize(("clients", "get_ratio"), [(6, 0.7), (1, 1.0), (1, 0.0)])
+def test_builtin_counts_per_second_add_up_to_what_the_server_served(private_redis: str, tmp_path: Path,
+                                                                   clients: int, get_ratio: float) -> None:
+    params = _params(private_redis, pipeline=4, get_ratio=get_ratio)
     ctx = _ctx(tmp_path)
     try:
         facts = dbload_redis.prepare_redis(ctx, params)
@@ -153,7 +156,7 @@ def test_builtin_counts_per_second_add_up_to_what_the_server_served(private_redi
         with resp_wire.Client(host, port) as client:
             client.call("CONFIG", "RESETSTAT")
         ticks = Ticks()
-        out = dbload_redis.run_redis_step(ctx, params, 1, 6, 3, ticks)
+        out = dbload_redis.run_redis_step(ctx, params, 1, clients, 3, ticks)
         served = _server_calls(private_redis)
     finally:
         assert ctx.cleanup() == []
@@ -166,9 +169,10 @@ def test_builtin_counts_per_second_add_up_to_what_the_server_served(private_redi
     counted = sum(out["per_second"])
     assert counted > 0 and out["errors"] == 0
     # the server served every counted request; what it served beyond them was in flight at the end
-    assert 0 <= served - counted <= 6 * 4, (served, counted)
-    assert 0.55 < sum(out["per_second_by_op"]["get"]) / counted < 0.85   # get_ratio 0.7
-    for op in ("get", "set"):
+    assert 0 <= served - counted <= clients * 4, (served, counted)
+    gets = sum(out["per_second_by_op"]["get"])
+    assert 0.55 < gets / counted < 0.85 if get_ratio == 0.7 else gets == counted * get_ratio
+    for op in [o for o, share in (("get", get_ratio), ("set", 1 - get_ratio)) if share]:
         assert 0 < out["p50_ms"][op] <= out["p99_ms"][op] <= out["p999_ms"][op]
     assert _keys(params) == 0
 
