@@ -9,13 +9,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.common import UsageError, print_json
+from app.cli.common import print_json
 from app.cli.exits import Exit
-from app.cli.monitor import ask_password, cancel_on_interrupt, check_interval, collect_lost_runs, run_workers
-from app.cli.run_progress import RunProgress
-from app.cli.run_shared import SweepProgress
+from app.cli.monitor import check_interval
+from app.cli.run_shared import client_rows, run_sweep
 from app.engine.dbload_multi import DbMultiOutcome, DbMultiRequest, plan, run_dbload_multi
-from app.engine.orchestrator import RunControl, RunOutcome, RunRequestError
 from app.summary.dbload_multi import dbload_multi_text
 from app.workbench import Workbench
 from storage.records import RunStatus
@@ -25,23 +23,12 @@ def run_dbload_multi_command(bench: Workbench, args: argparse.Namespace, params:
     check_interval(args.interval)
     hosts = list(args.hosts)
     request = DbMultiRequest(tuple(hosts), params, args.interval)
-    try:
-        plan(request, "check")
-    except RunRequestError as exc:
-        raise UsageError(str(exc)) from None
-    for host in hosts:
-        bench.get_host(host)
-    passwords = {host: ask_password(bench, host) for host in hosts}
-    collect_lost_runs(bench)
-    control = RunControl()
-    progress = SweepProgress(hosts, RunProgress())
-    [result] = run_workers([lambda: run_dbload_multi(bench, request, control, progress.event, passwords)],
-                           cancel_on_interrupt(control, "the hosts clean up"))
+    result, control = run_sweep(bench, hosts, lambda: plan(request, "check"),
+                                lambda control, on_event, passwords: run_dbload_multi(bench, request, control,
+                                                                                      on_event, passwords))
     if not isinstance(result, DbMultiOutcome):
         raise result   # a wrong request or an unreachable host: one line from main()
-    rows = [{"host": h, "run_id": o.run_id, "status": o.status, "error": o.error} if isinstance(o, RunOutcome)
-            else {"host": h, "run_id": None, "status": RunStatus.FAILED, "error": str(o)}
-            for h, o in zip(result.hosts, result.outcomes, strict=True)]
+    rows = client_rows(result.hosts, result.outcomes)
     total = result.total
     if args.json:
         print_json({"group": result.group, "total_run_id": result.total_run_id, "runs": rows,

@@ -6,6 +6,7 @@ sweep. Progress on stderr, then the sweep's totals (app.summary.shared) or JSON.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.cli.common import UsageError, expand_hosts, print_json
@@ -57,22 +58,12 @@ def run_shared_command(bench: Workbench, args: argparse.Namespace, params: dict[
         params["threads"] = _numbers(args.threads, "--threads")
     params.setdefault("clients", default_clients(len(hosts)))
     request = SharedRequest(tuple(hosts), params, args.interval)
-    try:
-        plan(request, "check")
-    except RunRequestError as exc:
-        raise UsageError(str(exc)) from None
-    for host in hosts:
-        bench.get_host(host)
-    passwords = {host: ask_password(bench, host) for host in hosts}
-    collect_lost_runs(bench)
-    control = RunControl()
-
-    progress = SweepProgress(hosts, RunProgress())
-    [result] = run_workers([lambda: run_shared(bench, request, control, progress.event, None, passwords)],
-                           cancel_on_interrupt(control, "the hosts clean up"))
+    result, control = run_sweep(bench, hosts, lambda: plan(request, "check"),
+                                lambda control, on_event, passwords: run_shared(bench, request, control, on_event,
+                                                                                None, passwords))
     if not isinstance(result, SharedOutcome):
         raise result   # a wrong request or an unreachable host: one line from main()
-    rows = _rows(result)
+    rows = client_rows(result.hosts, result.outcomes)
     if args.json:
         print_json({"group": result.group, "total_run_id": result.total_run_id, "runs": rows,
                     "started_at": result.started, "seconds": result.seconds,
@@ -116,11 +107,34 @@ class SweepProgress:
             self.progress.say(host, f"  {event.get('status')}")
 
 
-def _rows(result: SharedOutcome) -> list[dict[str, Any]]:
+def client_rows(hosts: Sequence[str], outcomes: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each client host's run: its id, status and error (a host that failed before its run: the exception)."""
     rows = []
-    for host, outcome in zip(result.hosts, result.outcomes, strict=True):
+    for host, outcome in zip(hosts, outcomes, strict=True):
         if isinstance(outcome, RunOutcome):
             rows.append({"host": host, "run_id": outcome.run_id, "status": outcome.status, "error": outcome.error})
         else:
             rows.append({"host": host, "run_id": None, "status": RunStatus.FAILED, "error": str(outcome)})
     return rows
+
+
+def run_sweep(bench: Workbench, hosts: list[str], check: Callable[[], object],
+              start: Callable[[RunControl, Callable[[str, dict], None], dict[str, str | None]], Any]
+              ) -> tuple[Any, RunControl]:
+    """A sweep on several client hosts from the command line: the request checked (`check` raises
+    RunRequestError), each host's password asked, lost runs collected, then `start(control, on_event,
+    passwords)` in a worker with one progress line and Ctrl-C as a cancel. Its result (or exception) and the
+    control."""
+    try:
+        check()
+    except RunRequestError as exc:
+        raise UsageError(str(exc)) from None
+    for host in hosts:
+        bench.get_host(host)
+    passwords = {host: ask_password(bench, host) for host in hosts}
+    collect_lost_runs(bench)
+    control = RunControl()
+    progress = SweepProgress(hosts, RunProgress())
+    [result] = run_workers([lambda: start(control, progress.event, passwords)],
+                           cancel_on_interrupt(control, "the hosts clean up"))
+    return result, control

@@ -11,7 +11,6 @@ run, host "TOTAL <target> (N clients)", with each step's start spread from the c
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,12 +18,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 from app.engine.dbload_totals import KNEE_RULE, DbLoadTotal, dbload_total
-from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, RunRequestError
-from app.engine.shared_run import _connect_all, _in_parallel, _Starter, client_name
+from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequestError
+from app.engine.shared_run import client_name, run_together
 from app.engine.shared_totals import CLIENT_BUSY
 from app.summary.dbload_series import dbload_of
 from remote.agent import benches
-from remote.clock_offset import ClockOffset, measure_offset
+from remote.clock_offset import ClockOffset
 from storage.records import ResultSample, RunStatus
 
 TEST = "dbload"
@@ -88,41 +87,10 @@ def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | 
     group = secrets.token_hex(4)
     per_host = plan(request, group)
     hosts = tuple(bench.get_host(h).name for h in request.hosts)
-    clocks = _connect_all(bench, hosts, passwords)
     outcome = DbMultiOutcome(group, hosts, [None] * len(hosts), database=str(per_host[0]["database"]))
-    starter = _Starter(hosts, clocks, control)
-    try:
-        outcome.offsets = _in_parallel({h: (lambda h=h: measure_offset(clocks[h])) for h in hosts})
-
-        def events(host: str, event: dict) -> None:
-            starter.event(host, event)
-            if on_event is not None:
-                on_event(host, event)
-
-        def one(index: int) -> None:
-            req = RunRequest(host=hosts[index], test=TEST, params=per_host[index], interval=request.interval)
-            try:
-                outcome.outcomes[index] = bench.run(req, control, None, events, passwords.get(hosts[index]))
-            except BaseException as exc:   # this host's failure; the others go on
-                outcome.outcomes[index] = exc
-            finally:
-                starter.host_ended(hosts[index])
-
-        threads = [threading.Thread(target=one, args=(i,), name=f"dbload-{i}", daemon=True)
-                   for i in range(len(hosts))]
-        for thread in threads:
-            thread.start()
-        starter.run()
-        for transport in clocks.values():
-            transport.close()
-        for thread in threads:
-            thread.join()
-        outcome.offsets = starter.offsets or outcome.offsets
-        outcome.error = starter.error
-        outcome.started = starter.start
-    finally:
-        for transport in clocks.values():
-            transport.close()
+    together = run_together(bench, TEST, hosts, per_host, request.interval, control, passwords, on_event)
+    outcome.outcomes, outcome.offsets = together.outcomes, together.offsets
+    outcome.error, outcome.started = together.error, together.started
     _store_total(bench, request, per_host[0], outcome)
     return outcome
 

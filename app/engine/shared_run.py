@@ -220,6 +220,59 @@ def _connect_all(bench: Any, hosts: Sequence[str], passwords: Mapping[str, str |
         raise
 
 
+@dataclass
+class Together:
+    """What running one test on every client host together gave."""
+    outcomes: list[Any]                                       # RunOutcome or the exception, per host
+    offsets: dict[str, ClockOffset] = field(default_factory=dict)
+    error: str = ""
+    started: float | None = None                              # the go instant (workbench clock)
+
+
+def run_together(bench: Any, test: str, hosts: Sequence[str], per_host: Sequence[Mapping[str, Any]],
+                 interval: float, control: RunControl, passwords: Mapping[str, str | None],
+                 on_event: EventCallback | None = None, on_sample: SampleCallback | None = None) -> Together:
+    """`test` as an ordinary run on every host (a worker each, per_host[i] its parameters, wait_for_start):
+    the clocks measured, one go instant sent once all are ready; blocks until every run has ended. A host that
+    fails is its outcome (an exception); the others go on. ClientUnreachable when a host cannot be reached."""
+    clocks = _connect_all(bench, hosts, passwords)
+    together = Together([None] * len(hosts))
+    starter = _Starter(hosts, clocks, control)
+    try:
+        together.offsets = _in_parallel({h: (lambda h=h: measure_offset(clocks[h])) for h in hosts})
+
+        def events(host: str, event: dict) -> None:
+            starter.event(host, event)
+            if on_event is not None:
+                on_event(host, event)
+
+        def one(index: int) -> None:
+            req = RunRequest(host=hosts[index], test=test, params=dict(per_host[index]), interval=interval)
+            try:
+                together.outcomes[index] = bench.run(req, control, on_sample, events, passwords.get(hosts[index]))
+            except BaseException as exc:   # this host's failure; the others go on
+                together.outcomes[index] = exc
+            finally:
+                starter.host_ended(hosts[index])
+
+        threads = [threading.Thread(target=one, args=(i,), name=f"{test}-{i}", daemon=True)
+                   for i in range(len(hosts))]
+        for thread in threads:
+            thread.start()
+        starter.run()
+        for transport in clocks.values():   # told (or stopped): a long sweep needs no extra connection
+            transport.close()
+        for thread in threads:
+            thread.join()
+        together.offsets = starter.offsets or together.offsets
+        together.error = starter.error
+        together.started = starter.start
+    finally:
+        for transport in clocks.values():
+            transport.close()
+    return together
+
+
 def run_shared(bench: Any, request: SharedRequest, control: RunControl | None = None,
                on_event: EventCallback | None = None, on_tick: TickCallback | None = None,
                passwords: Mapping[str, str | None] | None = None,
@@ -230,49 +283,24 @@ def run_shared(bench: Any, request: SharedRequest, control: RunControl | None = 
     group = secrets.token_hex(4)
     per_host = plan(request, group)
     hosts = tuple(bench.get_host(h).name for h in request.hosts)
-    clocks = _connect_all(bench, hosts, passwords)
     outcome = SharedOutcome(group, hosts, [None] * len(hosts))
-    starter = _Starter(hosts, clocks, control)
-    try:
-        outcome.offsets = _in_parallel({h: (lambda h=h: measure_offset(clocks[h])) for h in hosts})
 
-        def events(host: str, event: dict) -> None:
-            starter.event(host, event)
-            if event.get("type") == "shared_tick" and on_tick is not None and host in starter.offsets:
-                ops = float(event.get("ops") or 0)
-                on_tick(host, str(event.get("step")), int(event.get("second") or 0), ops,
-                        ops * int(per_host[0]["bs"]) / 1e6)
-            if on_event is not None:
-                on_event(host, event)
+    def events(host: str, event: dict) -> None:
+        if event.get("type") == "shared_tick" and on_tick is not None:
+            ops = float(event.get("ops") or 0)
+            on_tick(host, str(event.get("step")), int(event.get("second") or 0), ops,
+                    ops * int(per_host[0]["bs"]) / 1e6)
+        if on_event is not None:
+            on_event(host, event)
 
-        def one(index: int) -> None:
-            req = RunRequest(host=hosts[index], test=TEST, params=per_host[index], interval=request.interval)
-            try:
-                outcome.outcomes[index] = bench.run(req, control, on_sample, events, passwords.get(hosts[index]))
-            except BaseException as exc:   # this host's failure; the others go on
-                outcome.outcomes[index] = exc
-            finally:
-                starter.host_ended(hosts[index])
-
-        threads = [threading.Thread(target=one, args=(i,), name=f"shared-{i}", daemon=True) for i in range(len(hosts))]
-        for thread in threads:
-            thread.start()
-        starter.run()
-        for transport in clocks.values():   # told (or stopped): a long sweep needs no extra connection
-            transport.close()
-        for thread in threads:
-            thread.join()
-        outcome.offsets = starter.offsets or outcome.offsets
-        outcome.error = starter.error
-        outcome.started = starter.start
-        steps = _steps(per_host[0])
-        outcome.step_seconds, outcome.gap = float(per_host[0]["runtime"]), float(per_host[0]["gap"])
-        outcome.planned_steps = len(steps)
-        outcome.seconds = len(steps) * outcome.step_seconds + max(0, len(steps) - 1) * outcome.gap
-    finally:
-        for transport in clocks.values():
-            transport.close()
-    _store_total(bench, request, per_host[0], outcome, starter.start)
+    together = run_together(bench, TEST, hosts, per_host, request.interval, control, passwords, events, on_sample)
+    outcome.outcomes, outcome.offsets = together.outcomes, together.offsets
+    outcome.error, outcome.started = together.error, together.started
+    steps = _steps(per_host[0])
+    outcome.step_seconds, outcome.gap = float(per_host[0]["runtime"]), float(per_host[0]["gap"])
+    outcome.planned_steps = len(steps)
+    outcome.seconds = len(steps) * outcome.step_seconds + max(0, len(steps) - 1) * outcome.gap
+    _store_total(bench, request, per_host[0], outcome, outcome.started)
     return outcome
 
 

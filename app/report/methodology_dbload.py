@@ -42,4 +42,9 @@ def dbload_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[
         out.append(f"Constant-rate mode: {first['rate']:g} requests per second in all, latency counted from each "
                    f"request's {since}" + (" (sysbench leaves out the time a request waited in its queue)"
                                            if tool == "sysbench" else "") + ".")
+    tries = first.get("max_tries")
+    if tool == "pgbench" and isinstance(tries, int) and tries != 1:
+        out.append("pgbench tried a transaction that failed on a serialization or deadlock error again ("
+                   + (f"up to {tries} tries" if tries else "until the step ended") + "); the retries are "
+                   "counted apart, and only a transaction that failed every try counts as an error.")
     return out

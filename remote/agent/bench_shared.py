@@ -12,21 +12,20 @@ planned start on this host's clock), latency percentiles, and in the metadata th
 when its first thread really began, on this host's clock: the workbench corrects them by the host's
 clock offset and says how closely the clients started.
 """
-import json
 import os
 import re
 import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - List in a type comment
 
-from . import shared_io
+from . import client_sync, shared_io
 from .common import emit_result, rates
 from .disk_place import resolve
 
 KIB, MIB = 1 << 10, 1 << 20
 RW = ("write", "read")
 NAME_CHARS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-GO_FILE = "go"
+GO_FILE = client_sync.GO_FILE
 TICK = 1.0                 # seconds: the rates' interval and the live ticks'
 CALIBRATION_S = 0.5        # seconds the engine runs against /dev/null per thread count, to know its own ceiling
 PARAMS = (
@@ -237,17 +236,7 @@ def _wait_for_go(ctx: Any, params: Dict[str, Any], place: Dict[str, Any]) -> flo
     """The first step's start on this host's clock: now + a moment, or what the workbench sends."""
     if not params["wait_for_start"]:
         return time.time() + 1.0
-    ctx.emit("shared_ready", run_dir=ctx.run_dir, client=params["client_name"], dir=place["dir"])
-    go = os.path.join(ctx.run_dir, GO_FILE)
-    deadline = time.monotonic() + params["start_wait"]
-    while time.monotonic() < deadline:
-        try:
-            with open(go) as handle:
-                return float(json.load(handle)["start_at"])
-        except (OSError, ValueError, KeyError, TypeError):
-            ctx.sleep(0.05)
-    raise RuntimeError("no start signal from the workbench within {:g} s: the other clients were not ready; "
-                       "run the test again".format(params["start_wait"]))
+    return client_sync.wait_for_go(ctx, params["start_wait"], "", client=params["client_name"], dir=place["dir"])
 
 
 def run(ctx: Any, params: Dict[str, Any]) -> None:
@@ -333,7 +322,7 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
                                     params["sync"], start_perf, params["runtime"], stop) for path in files]
     for worker in workers:
         worker.start()
-    cpu_before, host_before = os.times(), _host_cpu()
+    cpu_before, host_before = os.times(), client_sync.host_cpu()
     try:
         for second in range(params["runtime"]):
             # a second is complete once it is over: the threads count into the next one by then
@@ -352,7 +341,7 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
             stop.set()
         for worker in workers:
             worker.join()
-    cpu_after, host_after = os.times(), _host_cpu()
+    cpu_after, host_after = os.times(), client_sync.host_cpu()
     for worker in workers:
         if worker.error is not None:
             raise worker.error
@@ -370,19 +359,6 @@ def _run_step(ctx: Any, params: Dict[str, Any], step: Dict[str, Any], files: Lis
     if host_before is not None and host_after is not None and host_after[1] > host_before[1]:
         out["host_cpu_busy"] = round((host_after[0] - host_before[0]) / (host_after[1] - host_before[1]), 3)
     return out
-
-
-def _host_cpu() -> Optional[Tuple[int, int]]:
-    """(busy, total) jiffies of all CPUs from /proc/stat's first line; idle and iowait are not busy."""
-    try:
-        with open("/proc/stat") as handle:
-            fields = [int(v) for v in handle.readline().split()[1:9]]
-    except (OSError, ValueError):
-        return None
-    if len(fields) < 5:
-        return None
-    total = sum(fields)
-    return total - fields[3] - fields[4], total
 
 
 def _report(ctx: Any, step: Dict[str, Any], outcome: Dict[str, Any], meta: Dict[str, Any],

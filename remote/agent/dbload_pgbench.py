@@ -33,7 +33,10 @@ SUMMARY = {"tps": re.compile(r"^tps = ([0-9.]+) \(without initial connection tim
            "failed": re.compile(r"^number of failed transactions: (\d+)"),
            "lat_avg_ms": re.compile(r"^latency average = ([0-9.]+) ms"),
            "lat_stddev_ms": re.compile(r"^latency stddev = ([0-9.]+) ms"),
-           "scale": re.compile(r"^scaling factor: (\d+)")}
+           "scale": re.compile(r"^scaling factor: (\d+)"),
+           "retried": re.compile(r"^number of transactions retried: (\d+)"),
+           "retries": re.compile(r"^total number of retries: (\d+)")}
+MAX_TRIES_SINCE = 15   # pgbench's --max-tries (retries of serialization and deadlock failures) came with 15
 INIT_PROGRESS = re.compile(r"(\d+) of (\d+) tuples")
 
 
@@ -62,6 +65,12 @@ def tool_version(path: str) -> str:
         return "pgbench"
     match = re.search(r"\)\s*([0-9][0-9.]*\w*)", out)
     return "pgbench " + match.group(1) if match else "pgbench"
+
+
+def tool_major(engine: str) -> int:
+    """15 from "pgbench 15.20"; 0 when the version is not known."""
+    match = re.match(r"^pgbench (\d+)", engine)
+    return int(match.group(1)) if match else 0
 
 
 def parse_progress(line: str) -> Optional[Dict[str, Any]]:
@@ -193,6 +202,12 @@ class PgbenchEngine:
         for key in ("PGDATABASE", "PGSERVICE", "PGOPTIONS"):
             self.pg.env.pop(key, None)
         self.engine = tool_version(pgbench)
+        self.max_tries = int(params.get("max_tries", 1))
+        if self.max_tries != 1 and tool_major(self.engine) < MAX_TRIES_SINCE:
+            ctx.warning("dbload: {} has no --max-tries (pgbench {} and later have it): a transaction that fails on a "
+                        "serialization or deadlock error counts as an error, without retries".format(
+                            self.engine, MAX_TRIES_SINCE))
+            self.max_tries = 1
         self.database = ""
         self.scale = 0
         self.server_version = ""
@@ -275,6 +290,8 @@ class PgbenchEngine:
                 "--progress-timestamp", "-l", "--log-prefix=" + prefix] + self.workload_args()
         if self.params.get("rate"):
             argv += ["-R", "{:g}".format(self.params["rate"])]
+        if self.max_tries != 1:
+            argv.append("--max-tries={}".format(self.max_tries))
         argv.append(self.database)
         tail = LogTail(prefix)
         progress = []   # type: List[Dict[str, Any]]
@@ -319,10 +336,12 @@ class PgbenchEngine:
         lat = dict(percentiles_ms(tail.latencies, 0.001), source="pgbench per-transaction log")
         return {"engine": self.engine, "per_second": ticks, "lat_ms": {"txn": lat},
                 "errors": int(summary.get("failed", tail.failed)) + len(aborted),
-                "retries": sum(t["retries"] for t in ticks), "tool_total": summary.get("tps"), "total_op": "txn",
+                "retries": int(summary.get("retries", sum(t["retries"] for t in ticks))),
+                "tool_total": summary.get("tps"), "total_op": "txn",
                 "extra": {"tool_output": printed + [line for line in stdout.splitlines() if line.strip()],
                           "transactions": summary.get("processed"), "logged_transactions": tail.count,
-                          "aborted_clients": len(aborted),
+                          "aborted_clients": len(aborted), "max_tries": self.max_tries,
+                          "retried_transactions": summary.get("retried"),
                           "lat_avg_ms": summary.get("lat_avg_ms"),
                           "per_second_lat_avg_ms": [t["lat_avg_ms"] for t in ticks],
                           "threads": threads, "scale": self.scale, "server": "PostgreSQL " + self.server_version,

@@ -7,32 +7,22 @@ k * (step_seconds + step_gap) on every client, so second i of a step is the same
 Client 0 makes and fills the scratch database before it says ready and drops it at the end, once the
 other clients' sessions are gone; the others load the same database (reuse) and never drop it.
 """
-import json
-import os
 import subprocess
 import time
-from typing import Any, Dict, Optional, Tuple  # noqa: F401 - some only in type comments
+from typing import Any, Dict  # noqa: F401 - some only in type comments
 
-GO_FILE = "go"
+from . import client_sync
+
+GO_FILE = client_sync.GO_FILE
 FIRST_STEP_S = 2.0      # from the go instant to the first step: the other clients look the database up
-POLL_S = 0.05
 
 
 def ready_and_wait(ctx: Any, params: Dict[str, Any]) -> float:
     """This host's clock instant of the go signal (now, for a run on one host)."""
     if not params["wait_for_start"]:
         return time.time()
-    ctx.emit("shared_ready", run_dir=ctx.run_dir, client=params["client_name"], client_index=params["client_index"])
-    go = os.path.join(ctx.run_dir, GO_FILE)
-    deadline = time.monotonic() + params["start_wait"]
-    while time.monotonic() < deadline:
-        try:
-            with open(go) as handle:
-                return float(json.load(handle)["start_at"])
-        except (OSError, ValueError, KeyError, TypeError):
-            ctx.sleep(POLL_S)
-    raise RuntimeError("dbload: no start signal from the workbench within {:g} s: the other clients were not "
-                       "ready; run the test again".format(params["start_wait"]))
+    return client_sync.wait_for_go(ctx, params["start_wait"], "dbload: ", client=params["client_name"],
+                                   client_index=params["client_index"])
 
 
 def planned_start(params: Dict[str, Any], start_at: float, index: int) -> float:
@@ -79,23 +69,3 @@ def wait_for_other_clients(engine: Any, params: Dict[str, Any]) -> None:
         if out == "0" or not out.isdigit():
             return
         time.sleep(0.2)
-
-
-def host_cpu() -> "Optional[Tuple[int, int]]":
-    """(busy, total) jiffies of all CPUs from /proc/stat's first line; idle and iowait are not busy."""
-    try:
-        with open("/proc/stat") as handle:
-            fields = [int(v) for v in handle.readline().split()[1:9]]
-    except (OSError, ValueError):
-        return None
-    if len(fields) < 5:
-        return None
-    total = sum(fields)
-    return total - fields[3] - fields[4], total
-
-
-def cpu_busy(before: "Optional[Tuple[int, int]]", after: "Optional[Tuple[int, int]]") -> Optional[float]:
-    """This client host's CPU share busy over a step (0-1): near 1, the step's total may be the client's limit."""
-    if before is None or after is None or after[1] <= before[1]:
-        return None
-    return round(max(0.0, min(1.0, (after[0] - before[0]) / float(after[1] - before[1]))), 3)

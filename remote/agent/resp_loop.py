@@ -1,8 +1,9 @@
 """One worker process of the built-in Redis load generator: an epoll loop over its share of the connections.
 
 Closed loop (rate 0): each connection sends `pipeline` requests at once, waits for all their replies,
-sends the next batch; every reply of a batch counts from the batch's write to the socket
-(redis-benchmark's measure).
+sends the next batch; every reply of a batch counts from the batch's write to the socket to the first
+read of its replies, however many reads the batch takes (redis-benchmark's measure: its writeHandler
+stamps before the write, its readHandler on the first read event, before parsing).
 Every key holds the same value, so the replies of a batch are known in advance: a read that brings
 exactly them is counted with one comparison; anything else (a partial read, a missing key, an error) goes
 through the parser.
@@ -14,79 +15,28 @@ start, so a stalled server shows as long latencies, not as fewer requests.
 A reply counts in the second it was read (seconds from the common start t0); after each second the worker
 writes one JSON line to the parent: counts, errors, reconnects and a sparse latency histogram per op.
 """
-import collections
 import contextlib
 import json
 import math
 import os
 import random
 import select
-import socket
-import struct
 import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
 
-from . import resp_wire
-from .disk_latency import MIN_S as HIST_MIN_S
-from .disk_latency import Histogram
-from .disk_latency import K as HIST_K
+from . import resp_single, resp_wire
+from .resp_conn import (  # noqa: F401 - Conn, connect, value_of, write_all, bucket_of: the generator's door
+    RECONNECT_EVERY,
+    RECV_BYTES,
+    Conn,
+    _empty,
+    _perf,
+    bucket_of,
+    connect,
+    value_of,
+    write_all,
+)
 from .resp_wire import replies
-
-RECV_BYTES = 1 << 18
-RECONNECT_EVERY = 1.0     # seconds between attempts on a lost connection
-SINGLE_WAKE = 0.05        # seconds a lone connection's recv waits before the loop looks at the clock
-_INV_MIN = 1.0 / HIST_MIN_S
-_LAST_BUCKET = len(Histogram().counts) - 1
-
-
-def value_of(size: int) -> bytes:
-    return b"x" * size
-
-
-class Conn:
-    __slots__ = ("sock", "fd", "buf", "out", "kinds", "kpos", "sent_at", "expected", "gets", "inflight",
-                 "next_due", "interval", "lost_at")
-
-    def __init__(self, sock: socket.socket, interval: float, first_due: float) -> None:
-        self.sock = sock
-        self.fd = sock.fileno()
-        self.buf = b""
-        self.out = b""            # what the socket did not take yet (large values, deep pipelines)
-        # closed loop: the batch in flight: its ops (True = GET) in order, how many answered, when it was sent,
-        # its replies if all go well and how many GETs it holds
-        self.kinds = ()           # type: Any
-        self.kpos = 0
-        self.sent_at = 0.0
-        self.expected = None      # type: Optional[bytes]
-        self.gets = 0
-        # constant rate: (is_get, intended start) of each request in flight; the next intended start
-        self.inflight = collections.deque()  # type: collections.deque
-        self.interval = interval
-        self.next_due = first_due
-        self.lost_at = 0.0
-
-    def outstanding(self) -> List[Tuple[bool, float]]:
-        if self.inflight:
-            return list(self.inflight)
-        return [(kind, self.sent_at) for kind in self.kinds[self.kpos:]]
-
-
-def _empty() -> Dict[str, Any]:
-    return {"ops": [0, 0], "err": [0, 0], "h": [{}, {}], "retries": 0}
-
-
-def connect(cfg: Dict[str, Any], timeout: float = resp_wire.CONNECT_TIMEOUT) -> socket.socket:
-    """A connection past AUTH and SELECT, non-blocking for the loop."""
-    client = resp_wire.Client(cfg["host"], int(cfg["port"]), cfg.get("password") or "", cfg.get("user") or "",
-                              int(cfg.get("db") or 0), timeout=timeout)
-    client.sock.setblocking(False)   # the handshake's replies are all read: nothing is left buffered
-    return client.sock
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 class Loop:
@@ -117,6 +67,8 @@ class Loop:
         self.batch_t = (self.get_t if pure_get else self.set_t) * self.depth
         self.batch_kinds = (pure_get,) * self.depth
         self.batch_expected = (self.get_reply if pure_get else b"+OK\r\n") * self.depth
+        self.batch_gets = self.depth if pure_get else 0
+        self.cur_index, self.cur_sec = -1, _empty()   # the second replies are counted in, while it lasts
         self.seconds_data = {}  # type: Dict[int, Dict[str, Any]]
         self.lost = []  # type: List[_Conn]
         self.epoll = select.epoll()
@@ -153,9 +105,10 @@ class Loop:
                 return
             data = b"".join(parts)
         elif self.pure:
-            data = self.batch_t % tuple([int(rnd() * keyspace) for _ in range(self.depth)])
-            conn.kinds, conn.expected, conn.gets = self.batch_kinds, self.batch_expected, \
-                self.depth if self.batch_kinds[0] else 0
+            depth = self.depth
+            data = self.batch_t % (int(rnd() * keyspace) if depth == 1 else
+                                   tuple([int(rnd() * keyspace) for _ in range(depth)]))
+            conn.kinds, conn.expected, conn.gets = self.batch_kinds, self.batch_expected, self.batch_gets
         else:
             get_ratio, get_t, set_t = self.get_ratio, self.get_t, self.set_t
             kinds = [rnd() < get_ratio for _ in range(self.depth)]
@@ -163,7 +116,8 @@ class Loop:
             conn.kinds, conn.gets = kinds, sum(kinds)
             conn.expected = b"".join([self.get_reply if g else b"+OK\r\n" for g in kinds])
         conn.kpos = 0
-        conn.sent_at = time.perf_counter()   # from the write, as redis-benchmark counts: not the batch's making
+        conn.first_read = 0.0
+        conn.sent_at = _perf()   # from the write, as redis-benchmark counts: not the batch's making
         if conn.out:
             conn.out += data
             return
@@ -224,18 +178,18 @@ class Loop:
     # -- receiving -------------------------------------------------------------------------------------
 
     def record(self, sec: Dict[str, Any], op: int, took: float, n: int = 1) -> None:
-        if took > HIST_MIN_S:
-            bucket = int(math.log(took * _INV_MIN) * HIST_K)
-            if bucket > _LAST_BUCKET:
-                bucket = _LAST_BUCKET
-        else:
-            bucket = 0
+        bucket = bucket_of(took)
         hist = sec["h"][op]
         hist[bucket] = hist.get(bucket, 0) + n
         sec["ops"][op] += n
 
     def received(self, conn: "Conn", data: bytes, t_read: float) -> None:
-        sec = self.second(int(t_read - self.t0))
+        index = int(t_read - self.t0)
+        if index == self.cur_index:
+            sec = self.cur_sec
+        else:
+            sec = self.cur_sec = self.second(index)
+            self.cur_index = index
         if not self.constant:
             expected, conn.expected = conn.expected, None
             if expected is not None and not conn.buf and data == expected:   # the whole batch, all as expected
@@ -247,8 +201,16 @@ class Loop:
                 if sets:
                     self.record(sec, 1, took, sets)
                 conn.kinds, conn.kpos = (), 0
-                self.try_send(conn, t_read)
+                if t_read < self.t_end:   # try_send(), inlined
+                    try:
+                        self.send(conn, t_read)
+                    except (BlockingIOError, InterruptedError):
+                        pass
+                    except OSError:
+                        self.drop(conn, t_read)
                 return
+            if not conn.first_read:
+                conn.first_read = t_read
         buf = conn.buf + data if conn.buf else data
         if self.constant:
             flags, used = replies(buf, len(conn.inflight))
@@ -260,7 +222,7 @@ class Loop:
                     self.record(sec, 0 if is_get else 1, t_read - started)
         else:
             flags, used = replies(buf, len(conn.kinds) - conn.kpos)
-            took = t_read - conn.sent_at
+            took = conn.first_read - conn.sent_at   # a batch's replies over several reads: from its first
             for error in flags:
                 op = 0 if conn.kinds[conn.kpos] else 1
                 conn.kpos += 1
@@ -277,58 +239,6 @@ class Loop:
 
     # -- the loop --------------------------------------------------------------------------------------
 
-    def run_single(self) -> None:
-        """Closed loop on one connection: blocking send and recv, no epoll call between them (a third of the
-        system calls per batch); SO_RCVTIMEO wakes the loop for the per-second lines when the server stalls."""
-        perf = time.perf_counter
-        t0, t_end = self.t0, self.t_end
-        parent = os.getppid()
-        conn = next(iter(self.by_fd.values()))
-        self._blocking(conn)
-        now = perf()
-        if now < t0:
-            time.sleep(t0 - now)
-        self.try_send(conn, perf())
-        flushed = 0
-        while True:
-            now = perf()
-            if now >= t_end:
-                break
-            if now >= t0 + flushed + 1:
-                if os.getppid() != parent:
-                    return
-                write_all(self.out_fd, self.pop_line(flushed))
-                flushed += 1
-                if self.lost:
-                    self.reconnect(now, flushed)
-                    if not self.lost:
-                        conn = next(iter(self.by_fd.values()))
-                        self._blocking(conn)
-                continue
-            if self.lost:
-                time.sleep(min(t0 + flushed + 1, t_end) - now)
-                continue
-            try:
-                if conn.out:
-                    conn.sock.sendall(conn.out)
-                    conn.out = b""
-                data = conn.sock.recv(RECV_BYTES)
-            except (BlockingIOError, InterruptedError):
-                continue   # SO_RCVTIMEO: nothing came in SINGLE_WAKE seconds
-            except OSError:
-                data = b""
-            t_read = perf()
-            if data:
-                self.received(conn, data, t_read)
-            else:
-                self.drop(conn, t_read)
-        self.finish(flushed, 0)
-
-    def _blocking(self, conn: "Conn") -> None:
-        conn.sock.settimeout(None)
-        conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
-                             struct.pack("ll", 0, int(SINGLE_WAKE * 1e6)))
-
     def finish(self, flushed: int, unfinished: int) -> None:
         while flushed < self.seconds:
             write_all(self.out_fd, self.pop_line(flushed))
@@ -341,7 +251,7 @@ class Loop:
 
     def run(self) -> None:
         if not self.constant and len(self.by_fd) == 1:
-            self.run_single()
+            resp_single.run_single(self)
             return
         perf = time.perf_counter
         t0, t_end, by_fd, epoll, constant, depth = self.t0, self.t_end, self.by_fd, self.epoll, self.constant, \
@@ -353,6 +263,7 @@ class Loop:
         now = perf()
         for conn in list(by_fd.values()):
             self.try_send(conn, now)
+        view = memoryview(bytearray(RECV_BYTES))
         flushed = 0   # seconds already sent to the parent
         while True:
             now = perf()
@@ -370,7 +281,12 @@ class Loop:
             if constant:
                 soonest = min((c.next_due for c in by_fd.values() if len(c.inflight) < depth), default=boundary)
                 timeout = min(timeout, max(soonest - now, 0.0))
-            for fd, mask in epoll.poll(timeout):
+            events = epoll.poll(timeout)
+            # every reply epoll reports was there when it returned: the replies of one wake-up count until then,
+            # not until this loop reaches their connection (redis-benchmark stamps each read handler, after the
+            # ones before it in its wake-up: a microsecond each in C, ten in Python)
+            t_poll = perf()
+            for fd, mask in events:
                 conn = by_fd.get(fd)
                 if conn is None:
                     continue
@@ -384,9 +300,9 @@ class Loop:
                         continue
                     if not mask & (select.EPOLLIN | select.EPOLLERR | select.EPOLLHUP):
                         continue
-                t_read = perf()   # the reply is there: its read is the client's time, as redis-benchmark counts
+                t_read = t_poll
                 try:
-                    data = conn.sock.recv(RECV_BYTES)
+                    data = view[:conn.sock.recv_into(view)].tobytes()
                 except (BlockingIOError, InterruptedError):
                     continue
                 except OSError:

@@ -143,8 +143,11 @@ def _server_calls(target: str) -> int:
                for cmd in ("get", "set"))
 
 
-def test_builtin_counts_per_second_add_up_to_what_the_server_served(private_redis: str, tmp_path: Path) -> None:
-    params = _params(private_redis, pipeline=4)
+# (1, 1.0) and (1, 0.0): one connection sending one command, the generator's hot path
+@pytest.mark.parametrize(("clients", "get_ratio"), [(6, 0.7), (1, 1.0), (1, 0.0)])
+def test_builtin_counts_per_second_add_up_to_what_the_server_served(private_redis: str, tmp_path: Path,
+                                                                   clients: int, get_ratio: float) -> None:
+    params = _params(private_redis, pipeline=4, get_ratio=get_ratio)
     ctx = _ctx(tmp_path)
     try:
         facts = dbload_redis.prepare_redis(ctx, params)
@@ -153,7 +156,7 @@ def test_builtin_counts_per_second_add_up_to_what_the_server_served(private_redi
         with resp_wire.Client(host, port) as client:
             client.call("CONFIG", "RESETSTAT")
         ticks = Ticks()
-        out = dbload_redis.run_redis_step(ctx, params, 1, 6, 3, ticks)
+        out = dbload_redis.run_redis_step(ctx, params, 1, clients, 3, ticks)
         served = _server_calls(private_redis)
     finally:
         assert ctx.cleanup() == []
@@ -166,9 +169,10 @@ def test_builtin_counts_per_second_add_up_to_what_the_server_served(private_redi
     counted = sum(out["per_second"])
     assert counted > 0 and out["errors"] == 0
     # the server served every counted request; what it served beyond them was in flight at the end
-    assert 0 <= served - counted <= 6 * 4, (served, counted)
-    assert 0.55 < sum(out["per_second_by_op"]["get"]) / counted < 0.85   # get_ratio 0.7
-    for op in ("get", "set"):
+    assert 0 <= served - counted <= clients * 4, (served, counted)
+    gets = sum(out["per_second_by_op"]["get"])
+    assert 0.55 < gets / counted < 0.85 if get_ratio == 0.7 else gets == counted * get_ratio
+    for op in [o for o, share in (("get", get_ratio), ("set", 1 - get_ratio)) if share]:
         assert 0 < out["p50_ms"][op] <= out["p99_ms"][op] <= out["p999_ms"][op]
     assert _keys(params) == 0
 
@@ -207,10 +211,11 @@ def test_constant_rate_counts_latency_from_the_intended_start(private_redis: str
     assert max(first[op]["p50"] for op in ("get", "set")) < 200.0
 
 
-def test_a_closed_loop_shows_a_stall_as_fewer_requests(private_redis: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("get_ratio", [0.7, 1.0])   # 1.0: one command, the one-connection hot path
+def test_a_closed_loop_shows_a_stall_as_fewer_requests(private_redis: str, tmp_path: Path, get_ratio: float) -> None:
     """The contrast: without a rate, one client waits for each reply, so the paused second has fewer requests
     (and the loop still reports every second while nothing comes back)."""
-    params = _params(private_redis)
+    params = _params(private_redis, get_ratio=get_ratio)
     ctx = _ctx(tmp_path)
     host, port = resp_wire.parse_target(private_redis)
 
@@ -342,12 +347,13 @@ def test_a_password_goes_over_the_socket_only(private_redis: str, tmp_path: Path
     assert secret not in (tmp_path / "events.jsonl").read_text()
 
 
-def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("clients", "get_ratio"), [(3, 0.7), (1, 1.0)])   # (1, 1.0): the one-connection hot path
+def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path, clients: int, get_ratio: float) -> None:
     """The step runs to its end counting errors and reconnect attempts; the cleanup says what it could not do."""
     host, port = resp_wire.parse_target(private_redis)
     with resp_wire.Client(host, port) as client:
         pid = int(client.info("server")["process_id"])
-    params = _params(private_redis)
+    params = _params(private_redis, get_ratio=get_ratio)
     ctx = _ctx(tmp_path)
 
     def kill(second: int) -> None:
@@ -356,7 +362,7 @@ def test_a_server_that_goes_away_mid_step(private_redis: str, tmp_path: Path) ->
 
     try:
         dbload_redis.prepare_redis(ctx, params)
-        out = dbload_redis.run_redis_step(ctx, params, 1, 3, 4, Ticks(kill))
+        out = dbload_redis.run_redis_step(ctx, params, 1, clients, 4, Ticks(kill))
     finally:
         failed = ctx.cleanup()
     assert out["per_second"][0] > 0 and out["per_second"][-1] == 0

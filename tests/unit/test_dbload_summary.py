@@ -68,3 +68,16 @@ def test_the_methodology_says_how_the_figures_were_made() -> None:
     assert "pgbench 15.20 loaded PostgreSQL 15.20 at 10.0.0.5:5432 with the tpcb-like workload" in text
     assert "in steps of 1, 2, 4 clients" in text and "scratch database" in text and "over 200 ms" in text
     assert "per-transaction log (--log)" in text
+
+
+def test_the_methodology_says_pgbench_retried_when_max_tries_was_given() -> None:
+    from types import SimpleNamespace
+
+    from app.report.methodology_dbload import dbload_sentences
+
+    retried = [SimpleNamespace(**dict(r, metadata=dict(r["metadata"], max_tries=10))) for r in RESULTS]
+    text = " ".join(dbload_sentences({}, retried))
+    assert "serialization or deadlock error again (up to 10 tries)" in text
+    assert "only a transaction that failed every try counts as an error" in text
+    once = " ".join(dbload_sentences({}, [SimpleNamespace(**r) for r in RESULTS]))
+    assert "tried a transaction" not in once   # pgbench's default, one try: nothing to say
