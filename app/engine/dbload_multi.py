@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from app.engine.dbload_totals import KNEE_RULE, DbLoadTotal, dbload_total
+from app.engine.dbload_watch import TargetWatch, WatchResult, record, start_watch
 from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, RunRequestError
 from app.engine.shared_run import _connect_all, _in_parallel, _Starter, client_name
 from app.engine.shared_totals import CLIENT_BUSY
@@ -52,6 +53,7 @@ class DbMultiOutcome:
     database: str = ""
     error: str = ""
     started: float | None = None                             # the go instant (workbench clock)
+    target: WatchResult | None = None                        # the database server's telemetry, when watched
 
 
 def plan(request: DbMultiRequest, group: str) -> list[dict[str, Any]]:
@@ -88,7 +90,12 @@ def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | 
     group = secrets.token_hex(4)
     per_host = plan(request, group)
     hosts = tuple(bench.get_host(h).name for h in request.hosts)
-    clocks = _connect_all(bench, hosts, passwords)
+    watch = start_watch(bench, request.params, hosts, request.interval)   # the server's own telemetry
+    try:
+        clocks = _connect_all(bench, hosts, passwords)
+    except BaseException:
+        _drop_watch(bench, watch)
+        raise
     outcome = DbMultiOutcome(group, hosts, [None] * len(hosts), database=str(per_host[0]["database"]))
     starter = _Starter(hosts, clocks, control)
     try:
@@ -123,8 +130,25 @@ def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | 
     finally:
         for transport in clocks.values():
             transport.close()
+        watched = watch.stop() if watch is not None else None
     _store_total(bench, request, per_host[0], outcome)
+    if watched is not None:
+        members = [r.run_id for r in outcome.outcomes if isinstance(r, RunOutcome)]
+        if members:
+            total = [outcome.total_run_id] if outcome.total_run_id is not None else []
+            record(bench, watched, members + total, timing_run=members[0])
+            outcome.target = watched
+        elif watched.run_id is not None:
+            bench.delete_run(watched.run_id)
     return outcome
+
+
+def _drop_watch(bench: Any, watch: TargetWatch | None) -> None:
+    """Nothing ran: the target's telemetry is not kept."""
+    if watch is not None:
+        ended = watch.stop()
+        if ended.run_id is not None:
+            bench.delete_run(ended.run_id)
 
 
 def step_spreads(events_by_host: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[int, float]:

@@ -33,6 +33,7 @@ REDIS = dbload_redis.DEFAULTS
 PARAMS = (
     {"name": "engine", "kind": "choice", "default": "postgresql", "choices": ENGINES},
     {"name": "target", "kind": "text", "default": "127.0.0.1"},   # a server on the host the test runs on
+    {"name": "target_host", "kind": "text", "default": ""},   # the inventory host that is the server (workbench)
     {"name": "tool", "kind": "choice", "default": "auto", "choices": TOOLS},
     {"name": "workload", "kind": "text", "default": ""},
     {"name": "data", "kind": "text", "default": "fits"},
@@ -184,6 +185,10 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
         _fail("tool {} does not load {} (use {})".format(tool, engine, " or ".join(ENGINE_TOOLS[engine])))
     out = {"engine": engine, "tool": tool, "target": str(params.get("target") or "127.0.0.1").strip()}   # type: Dict[str, Any]
     _target(engine, params.get("target"))
+    target_host = params.get("target_host") or ""
+    if not isinstance(target_host, str) or len(target_host) > 200 or any(c.isspace() for c in target_host):
+        _fail("target_host must be the name of a host of the inventory, not {!r}".format(target_host))
+    out["target_host"] = target_host
     out["workload"] = _workload(engine, params.get("workload"))
     out["data"] = _data(params.get("data"))["data"]
     out["target_ram_mb"] = _int(params, "target_ram_mb", 0, 0, 1 << 30)
