@@ -1,10 +1,11 @@
 """The dbload test from N client hosts against one database server: one start instant, totals stored.
 
 As the shared-storage test (app.engine.shared_run): each client runs the test as an ordinary run with
-wait_for_start; client 0 makes and fills the scratch database, then says "shared_ready"; the others say
-it at once. Once all are ready, each gets the same instant in its own clock (a file "go"), and every step
-starts at that instant + its offset (remote.agent.dbload_together). Client 0 drops the database at the end,
-after the others' sessions are gone; the others load it as it is (reuse_database) and never drop it.
+wait_for_start; client 0 makes and fills the scratch database (Redis: writes the keys under one shared key
+prefix), then says "shared_ready"; the others say it at once. Once all are ready, each gets the same instant
+in its own clock (a file "go"), and every step starts at that instant + its offset
+(remote.agent.dbload_together). Client 0 drops the database (deletes the keys) at the end, after the others'
+sessions are gone; the others load it as it is (reuse_database) and never drop it.
 Afterwards the clients' per-second figures are summed (app.engine.dbload_totals) and stored as one more
 run, host "TOTAL <target> (N clients)", with each step's start spread from the clients' stored events.
 """
@@ -72,11 +73,14 @@ def plan(request: DbMultiRequest, group: str) -> list[dict[str, Any]]:
     except ValueError as exc:
         raise RunRequestError(str(exc)) from None
     database = base["database"] or f"benchbay_dbload_m{group}"
+    shared: dict[str, Any] = {"database": database}
+    if base["engine"] == "redis":   # every client loads the keys client 0 writes under one prefix
+        shared = {"key_prefix": base["key_prefix"] or f"benchbay:m{group}:"}
     out = []
     for index, host in enumerate(hosts):
         own = dict(params, wait_for_start=True, group=group, client_index=index,
-                   client_name=client_name(index, host), database=database,
-                   reuse_database=bool(base["reuse_database"]) or index > 0)
+                   client_name=client_name(index, host), reuse_database=bool(base["reuse_database"]) or index > 0,
+                   **shared)
         out.append(own)
     return out
 
@@ -96,7 +100,8 @@ def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | 
     except BaseException:
         _drop_watch(bench, watch)
         raise
-    outcome = DbMultiOutcome(group, hosts, [None] * len(hosts), database=str(per_host[0]["database"]))
+    outcome = DbMultiOutcome(group, hosts, [None] * len(hosts),
+                             database=str(per_host[0].get("database") or per_host[0].get("key_prefix") or ""))
     starter = _Starter(hosts, clocks, control)
     try:
         outcome.offsets = _in_parallel({h: (lambda h=h: measure_offset(clocks[h])) for h in hosts})

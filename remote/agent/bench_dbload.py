@@ -211,9 +211,11 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
         _fail("database must be a plain name (letters, digits, _; up to 63), not {!r}".format(database))
     out["database"] = database
     out["reuse_database"] = _yes(params.get("reuse_database"))
-    if out["reuse_database"] and not database:
-        _fail("reuse_database=yes needs database=NAME, the existing database to load")
     out.update(_redis_params(params))
+    if out["reuse_database"] and engine == "redis" and not out["key_prefix"]:
+        _fail("reuse_database=yes for Redis needs key_prefix=PREFIX, the existing keys to load")
+    if out["reuse_database"] and engine != "redis" and not database:
+        _fail("reuse_database=yes needs database=NAME, the existing database to load")
     if engine == "redis":
         _check_redis(out)
     # several client hosts against one target (app.engine.dbload_multi sets these; dbload_together)
@@ -226,8 +228,6 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     out["group"] = str(params.get("group") or "solo")[:32]
     out["step_gap"] = _int(params, "step_gap", 5, 1, 600)
     out["start_wait"] = _int(params, "start_wait", 3600, 1, 24 * 3600)
-    if together and engine != "postgresql":
-        _fail("several client hosts against one target: only engine=postgresql so far")
     return out
 
 
@@ -370,7 +370,7 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
     if follower:   # client 0 makes and fills the database before the go signal: look it up after
         start_at = dbload_together.ready_and_wait(ctx, params)
     if getattr(engine, "own_phase", False):
-        info = engine.prepare("", False, size)
+        info = engine.prepare("", params["reuse_database"], size)
     else:
         with ctx.phase("load", load["label"]):
             info = engine.prepare(scratch_database(ctx, params), params["reuse_database"], size)

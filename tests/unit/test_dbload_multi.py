@@ -27,11 +27,29 @@ def test_a_given_database_to_reuse_is_reused_by_every_client() -> None:
     assert [(h["database"], h["reuse_database"]) for h in hosts] == [("shop", True), ("shop", True)]
 
 
+def test_mysql_clients_share_the_scratch_database_and_redis_clients_one_key_prefix() -> None:
+    mysql = plan(DbMultiRequest(("a", "b"), dict(PARAMS, engine="mysql", target="10.0.0.5")), "cd34")
+    assert [(h["database"], h["reuse_database"]) for h in mysql] == [("benchbay_dbload_mcd34", False),
+                                                                    ("benchbay_dbload_mcd34", True)]
+    redis = plan(DbMultiRequest(("a", "b", "c"), dict(PARAMS, engine="redis", target="10.0.0.5")), "ef56")
+    assert [(h["key_prefix"], h["reuse_database"]) for h in redis] == [("benchbay:mef56:", False),
+                                                                      ("benchbay:mef56:", True),
+                                                                      ("benchbay:mef56:", True)]
+    assert all(bench_dbload.validate(h)["wait_for_start"] for h in redis)   # the agent takes them as they are
+    given = plan(DbMultiRequest(("a", "b"), dict(PARAMS, engine="redis", key_prefix="shop:")), "g")
+    assert {h["key_prefix"] for h in given} == {"shop:"}
+
+
+def test_redis_reuse_needs_the_prefix_of_the_keys_to_load() -> None:
+    with pytest.raises(ValueError, match="reuse_database=yes for Redis needs key_prefix"):
+        bench_dbload.validate(dict(PARAMS, engine="redis", reuse_database="yes"))
+
+
 @pytest.mark.parametrize(("hosts", "params", "words"), [
     (("a",), PARAMS, "at least two"),
     (("a", "a"), PARAMS, "named twice"),
     (("a", "b"), dict(PARAMS, client_index=1), "set by the workbench"),
-    (("a", "b"), dict(PARAMS, engine="redis", target="10.0.0.5"), "only engine=postgresql"),
+    (("a", "b"), dict(PARAMS, engine="mysql", workload="tpcc"), "workload for sysbench must be"),
 ])
 def test_wrong_requests_say_what_is_wrong(hosts, params, words) -> None:
     with pytest.raises(RunRequestError, match=words):
