@@ -389,8 +389,13 @@ class RunDialog(QDialog):
             self._agent_validate(self.test(), self.params())   # the agent checks them the same way
             if not self.hosts():
                 problem = "choose at least one host"
+            elif self.test() == "dbload" and len(self.hosts()) > 1 and (self.repeat.count() > 1
+                                                                        or self.repeat.until_stable()):
+                problem = "several client hosts load one server together: no repeats (the sweep repeats the load)"
         except ValueError as exc:
             problem = one_line(str(exc))
+        if self.dbload_form is not None:
+            self.dbload_form.set_client_hosts(len(self.hosts()))
         self.error_label.setText(problem)
         self.error_label.setVisible(bool(problem))
         running = bool(self.progress.running())

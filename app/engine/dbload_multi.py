@@ -21,7 +21,14 @@ from typing import Any
 
 from app.engine.dbload_totals import KNEE_RULE, DbLoadTotal, dbload_total
 from app.engine.dbload_watch import TargetWatch, WatchResult, record, start_watch
-from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, RunRequestError
+from app.engine.orchestrator import (
+    EventCallback,
+    RunControl,
+    RunOutcome,
+    RunRequest,
+    RunRequestError,
+    SampleCallback,
+)
 from app.engine.shared_run import _connect_all, _in_parallel, _Starter, client_name
 from app.engine.shared_totals import CLIENT_BUSY
 from app.summary.dbload_series import dbload_of
@@ -87,14 +94,16 @@ def plan(request: DbMultiRequest, group: str) -> list[dict[str, Any]]:
 
 def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | None = None,
                      on_event: EventCallback | None = None,
-                     passwords: Mapping[str, str | None] | None = None) -> DbMultiOutcome:
-    """Run the sweep from every client host together against one target; store the runs and the total; blocks."""
+                     passwords: Mapping[str, str | None] | None = None,
+                     on_sample: SampleCallback | None = None) -> DbMultiOutcome:
+    """Run the sweep from every client host together against one target; store the runs and the total; blocks.
+    on_sample: each client's telemetry and the target's (when it is an inventory host), as they come."""
     control = control or RunControl()
     passwords = passwords or {}
     group = secrets.token_hex(4)
     per_host = plan(request, group)
     hosts = tuple(bench.get_host(h).name for h in request.hosts)
-    watch = start_watch(bench, request.params, hosts, request.interval)   # the server's own telemetry
+    watch = start_watch(bench, request.params, hosts, request.interval, on_sample)   # the server's own telemetry
     try:
         clocks = _connect_all(bench, hosts, passwords)
     except BaseException:
@@ -114,7 +123,7 @@ def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | 
         def one(index: int) -> None:
             req = RunRequest(host=hosts[index], test=TEST, params=per_host[index], interval=request.interval)
             try:
-                outcome.outcomes[index] = bench.run(req, control, None, events, passwords.get(hosts[index]))
+                outcome.outcomes[index] = bench.run(req, control, on_sample, events, passwords.get(hosts[index]))
             except BaseException as exc:   # this host's failure; the others go on
                 outcome.outcomes[index] = exc
             finally:
