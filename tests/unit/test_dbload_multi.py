@@ -92,3 +92,36 @@ def test_total_run_figures_are_the_clients_sums_and_name_the_knee() -> None:
     text = dbload_multi_text(outcome)
     assert "no knee within the sweep" in text and "20.0 ms" in text and "b reported 1 second fewer" in text
     assert text.count("may be the client's limit") == 1
+
+
+def _tree(tmp_path, cgroup_line: str, quota_dir: str, quota_file: str, quota: str, stat: str) -> tuple[str, str]:
+    proc, root = tmp_path / "proc", tmp_path / "cgroup"
+    (proc / "self").mkdir(parents=True)
+    (proc / "stat").write_text("cpu  100 0 100 700 100 0 0 0 0 0\n")
+    (proc / "self" / "cgroup").write_text(cgroup_line + "\n")
+    held = root / quota_dir
+    (held / "session-7").mkdir(parents=True)      # the agent runs in a child of the limited group
+    (held / quota_file).write_text(quota + "\n")
+    (held / "cpu.stat").write_text(stat)
+    return str(proc), str(root)
+
+
+@pytest.mark.parametrize(("line", "directory", "quota_file", "quota"), [
+    ("4:cpu,cpuacct:/half/session-7", "cpu,cpuacct/half", "cpu.cfs_quota_us", "50000"),   # cgroup v1
+    ("0::/half/session-7", "half", "cpu.max", "50000 100000"),                             # cgroup v2
+])
+def test_a_client_held_at_its_cpu_quota_counts_as_busy(tmp_path, line, directory, quota_file, quota) -> None:
+    proc, root = _tree(tmp_path, line, directory, quota_file, quota, "nr_periods 100\nnr_throttled 10\n")
+    before = dbload_together.host_cpu(proc, root)
+    assert before == (200, 1000, 100, 10)
+    stat = tmp_path / "cgroup" / directory / "cpu.stat"
+    stat.write_text("nr_periods 200\nnr_throttled 100\nthrottled_time 5\n")   # throttled in 90 of 100 periods
+    (tmp_path / "proc" / "stat").write_text("cpu  150 0 150 1400 100 0 0 0 0 0\n")   # the machine: 1/8 busy
+    after = dbload_together.host_cpu(proc, root)
+    assert dbload_together.cpu_busy(before, after) == 0.9
+
+
+def test_without_a_quota_the_machines_cpus_say_how_busy_it_was(tmp_path) -> None:
+    proc, root = _tree(tmp_path, "0::/free/session-7", "free", "cpu.max", "max 100000", "nr_periods 0\n")
+    assert dbload_together.host_cpu(proc, root) == (200, 1000)
+    assert dbload_together.cpu_busy((200, 1000), (500, 1400)) == 0.75
