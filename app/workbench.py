@@ -258,7 +258,8 @@ class Workbench:
         """Run a test or a monitor on one host and store it; blocks (call it from a worker thread)."""
         # dbload: the database server's own telemetry too, when it is a host of the inventory
         return run_watching_target(self, request,
-                                   lambda: execute_run(self, request, control, on_sample, on_event, password))
+                                   lambda: execute_run(self, request, control, on_sample, on_event, password),
+                                   on_sample)
 
     def attach(self, run_id: int, follow: bool = True, force: bool = False, control: RunControl | None = None,
                on_sample: SampleCallback | None = None, on_event: EventCallback | None = None,

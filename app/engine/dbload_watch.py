@@ -221,12 +221,15 @@ def _message(watch: WatchResult) -> str:
             f"check that Benchbay reaches it (benchbay monitor {watch.host} --seconds 5)")
 
 
-def run_watching_target(workbench: Any, request: RunRequest, run: Callable[[], RunOutcome]) -> RunOutcome:
-    """run() (one host's load run), with the target server sampled meanwhile when it is an inventory host.
-    The clients of a load from several hosts are watched once for all (app.engine.dbload_multi)."""
+def run_watching_target(workbench: Any, request: RunRequest, run: Callable[[], RunOutcome],
+                        on_sample: Callable[[str, Any], None] | None = None) -> RunOutcome:
+    """run() (one host's load run), with the target server sampled meanwhile when it is an inventory host (its
+    samples to on_sample too, under its own name). The clients of a load from several hosts are watched once
+    for all (app.engine.dbload_multi)."""
     if request.test != TEST or request.params.get("wait_for_start"):
         return run()
-    watch = start_watch(workbench, request.params, [workbench.get_host(request.host).name], request.interval)
+    watch = start_watch(workbench, request.params, [workbench.get_host(request.host).name], request.interval,
+                        on_sample)
     if watch is None:
         return run()
     try:

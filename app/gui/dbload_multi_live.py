@@ -204,7 +204,7 @@ class DbMultiLive(QObject):
             return
         kind = event.get("type")
         if kind == "phase_start" and str(event.get("phase") or "").startswith("step") and host == shares.hosts[0]:
-            self.panel.chart.set_step(f"{event.get('label')} on each of {len(shares.hosts)} clients")
+            self.panel.chart.set_step(f"{event.get('label')} on each of {len(shares.hosts)} client hosts")
         elif kind == "dbload_tick":
             point = shares.tick(host, event)
             if point is not None:

@@ -70,9 +70,11 @@ def _check_server_figures(bench, load_run: int, timing_run: int) -> int:
 def test_a_one_client_load_stores_the_servers_telemetry_beside_it(workbench, ssh_host) -> None:
     name = _add(workbench, ssh_host)
     database = scratch_name(PG_PREFIX)
+    sampled: set[str] = set()
     outcome = workbench.run(RunRequest(name, "dbload", dict(PARAMS, database=database), interval=0.5),
-                            RunControl())
+                            RunControl(), lambda host, _sample: sampled.add(host))
     assert (outcome.status, outcome.error) == ("done", "")
+    assert sampled == {name, "local"}      # the client's telemetry and the server's came live, each by its name
     monitor = _check_server_figures(workbench, outcome.run_id, outcome.run_id)
     back = next(e for e in workbench.run_events(monitor) if e["type"] == "target_telemetry")
     assert back["load_runs"] == [outcome.run_id]
