@@ -62,6 +62,7 @@ def test_two_clients_load_one_postgresql_together(cli_env, sshd_session, ssh_hos
     assert code == 0, err[-3000:]
     report = json.loads(out)
     assert report["database"] == database
+    assert report["target"] is None        # a loopback target names no inventory host: no server to watch
     assert [s["clients"] for s in report["steps"]] == [2, 4]     # 1 and 2 connections on each of two hosts
     bench = Workbench(home=cli_env["home"], db_url=f"sqlite:///{cli_env['db']}")
     try:
