@@ -41,13 +41,13 @@ def _means_from_stored_samples(bench, monitor_run: int, window: tuple[float, flo
             "target_load1": mean("load.1")}
 
 
-def _check_server_figures(bench, load_run: int, timing_run: int) -> int:
+def _check_server_figures(bench, load_run: int, timing_run: int, server: str = "local") -> int:
     """The load run names the server's monitor run and carries its means per step; the monitor run's id."""
     events = bench.run_events(load_run)
     tie = next(e for e in events if e["type"] == "target_telemetry")
-    assert (tie["host"], tie["error"]) == ("local", ""), tie
+    assert (tie["host"], tie["error"]) == (server, ""), tie
     monitor = bench.find_run(tie["run_id"])
-    assert (monitor.run.test, monitor.run.host_name, monitor.run.status) == ("monitor", "local", "done")
+    assert (monitor.run.test, monitor.run.host_name, monitor.run.status) == ("monitor", server, "done")
     windows = _step_windows(bench.run_events(timing_run))
     results = bench.find_run(load_run).results
     figures = {(r.metadata["step"], r.metric): r for r in results if r.metric.startswith("target_")}
@@ -62,7 +62,7 @@ def _check_server_figures(bench, load_run: int, timing_run: int) -> int:
             assert stored.metadata["samples"] == expected["samples"]
         assert 0.0 <= figures[(step, "target_cpu_pct")].value <= 100.0
     lines = dbload_lines(results)
-    assert any(line.startswith("server local, step 1 (") and "% busy" in line for line in lines), lines
+    assert any(line.startswith(f"server {server}, step 1 (") and "% busy" in line for line in lines), lines
     return tie["run_id"]
 
 
@@ -78,6 +78,18 @@ def test_a_one_client_load_stores_the_servers_telemetry_beside_it(workbench, ssh
     monitor = _check_server_figures(workbench, outcome.run_id, outcome.run_id)
     back = next(e for e in workbench.run_events(monitor) if e["type"] == "target_telemetry")
     assert back["load_runs"] == [outcome.run_id]
+    assert _pg_databases(database) == set()
+
+
+@pytest.mark.usefixtures("pg_tcp")
+def test_a_server_reached_over_ssh_is_sampled_over_ssh(workbench, ssh_hosts) -> None:
+    client, server = (_add(workbench, host) for host in ssh_hosts)
+    database = scratch_name(PG_PREFIX)
+    outcome = workbench.run(RunRequest(client, "dbload", dict(PARAMS, target_host=server, database=database),
+                                       interval=0.5), RunControl())
+    assert (outcome.status, outcome.error) == ("done", "")
+    monitor = _check_server_figures(workbench, outcome.run_id, outcome.run_id, server)
+    assert workbench.find_run(monitor).run.engine == "sampler"     # the server's own sampler, over its SSH
     assert _pg_databases(database) == set()
 
 
