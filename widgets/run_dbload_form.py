@@ -192,6 +192,7 @@ class DbLoadForm(QWidget):
         form.addRow("Password:", self.password)
         form.addRow("", _note("The test creates its own scratch database (PostgreSQL, MySQL) or key prefix (Redis) "
                               "and removes it at the end, on cancel and on failure."))
+        self.known_hosts: list[str] = []
         self.together = _note("")
         self.together.setObjectName("dbloadTogetherNote")
         form.addRow("", self.together)
@@ -208,8 +209,11 @@ class DbLoadForm(QWidget):
         self.engine.currentIndexChanged.connect(lambda _i: self._engine_changed())
         self._engine_changed()
 
-    def set_client_hosts(self, count: int) -> None:
-        """Several hosts ticked: they are clients of the one target, started together."""
+    def set_client_hosts(self, count: int, known: list[str] | None = None) -> None:
+        """Several hosts ticked: they are clients of the one target, started together. known: the host list's
+        names (the server host must be one of them)."""
+        if known is not None:
+            self.known_hosts = list(known)
         self.together.setText(f"The {count} hosts are clients of this one server: each step starts on all of them "
                               "at one instant; the Live tab shows the TOTAL per second and each client's share."
                               if count > 1 else "")
@@ -257,8 +261,11 @@ class DbLoadForm(QWidget):
             params["rate"] = self.rate.value()
         if self.p99_limit.value():
             params["p99_limit_ms"] = self.p99_limit.value()
-        if self.server_host.text().strip():
-            params["target_host"] = self.server_host.text().strip()
+        server = self.server_host.text().strip()
+        if server and self.known_hosts and server not in self.known_hosts:
+            raise ValueError(f"the server host {server} is not in the host list: add it, or leave Server host empty")
+        if server:
+            params["target_host"] = server
         if self.user.text().strip():
             params["user"] = self.user.text().strip()
         if self.password.text():

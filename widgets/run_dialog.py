@@ -385,6 +385,9 @@ class RunDialog(QDialog):
     def validate(self) -> bool:
         """Show the first problem and enable Start only when there is none."""
         problem = ""
+        if self.dbload_form is not None:
+            items = [self.host_list.item(i) for i in range(self.host_list.count())]
+            self.dbload_form.set_client_hosts(len(self.hosts()), [i.data(Qt.ItemDataRole.UserRole) for i in items])
         try:
             self._agent_validate(self.test(), self.params())   # the agent checks them the same way
             if not self.hosts():
@@ -394,8 +397,6 @@ class RunDialog(QDialog):
                 problem = "several client hosts load one server together: no repeats (the sweep repeats the load)"
         except ValueError as exc:
             problem = one_line(str(exc))
-        if self.dbload_form is not None:
-            self.dbload_form.set_client_hosts(len(self.hosts()))
         self.error_label.setText(problem)
         self.error_label.setVisible(bool(problem))
         running = bool(self.progress.running())

@@ -45,6 +45,8 @@ def test_the_window_loads_one_server_from_two_hosts_and_draws_what_it_stores(mak
     assert sorted(dialog.hosts()) == sorted(names)
     form = dialog.dbload_form
     form.target.setText(PG_TARGET)
+    form.server_host.setText("db-nowhere")
+    assert not dialog.validate() and "the server host db-nowhere is not in the host list" in dialog.error_label.text()
     form.server_host.setText("local")
     form.data.setCurrentIndex(form.data.findData("scale"))
     form.scale.setValue(1)
