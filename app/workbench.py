@@ -15,6 +15,7 @@ import paramiko
 from app.catalogue import CATALOGUE
 from app.engine import passwords
 from app.engine.attach import AttachOutcome, attach_run, collect_orphans, orphan_candidates
+from app.engine.dbload_watch import run_watching_target
 from app.engine.hosts_map import checked_record, spec_from_record
 from app.engine.lock import RunLock
 from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequest, SampleCallback, execute_run
@@ -255,7 +256,10 @@ class Workbench:
     def run(self, request: RunRequest, control: RunControl | None = None, on_sample: SampleCallback | None = None,
             on_event: EventCallback | None = None, password: str | None = None) -> RunOutcome:
         """Run a test or a monitor on one host and store it; blocks (call it from a worker thread)."""
-        return execute_run(self, request, control, on_sample, on_event, password)
+        # dbload: the database server's own telemetry too, when it is a host of the inventory
+        return run_watching_target(self, request,
+                                   lambda: execute_run(self, request, control, on_sample, on_event, password),
+                                   on_sample)
 
     def attach(self, run_id: int, follow: bool = True, force: bool = False, control: RunControl | None = None,
                on_sample: SampleCallback | None = None, on_event: EventCallback | None = None,

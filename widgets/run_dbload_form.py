@@ -81,6 +81,11 @@ class DbLoadForm(QWidget):
         self.target.setObjectName("dbloadTargetEdit")
         self.target.setToolTip("The server's address and port as the client host reaches it (ADDR:PORT); "
                                "without a port, the engine's usual one")
+        self.server_host = QLineEdit()
+        self.server_host.setObjectName("dbloadServerHostEdit")
+        self.server_host.setPlaceholderText("found from the target's address; or a host's name")
+        self.server_host.setToolTip("The host of Benchbay's list that runs the database server: its own CPU, disks, "
+                                    "load and steal are recorded with the run while the clients load it")
         self.tool = QComboBox()
         self.tool.setObjectName("dbloadToolCombo")
         self.tool.setToolTip("The load tool, run on the client host; auto takes the vendor's tool when the host "
@@ -175,6 +180,7 @@ class DbLoadForm(QWidget):
         form = QFormLayout(self)
         form.addRow("Engine:", self.engine)
         form.addRow("Target (ADDR:PORT):", self.target)
+        form.addRow("Server host:", self.server_host)
         form.addRow("Tool:", self.tool)
         form.addRow("Workload:", self.workload)
         form.addRow("Script:", self.script)
@@ -186,8 +192,13 @@ class DbLoadForm(QWidget):
         form.addRow("Password:", self.password)
         form.addRow("", _note("The test creates its own scratch database (PostgreSQL, MySQL) or key prefix (Redis) "
                               "and removes it at the end, on cancel and on failure."))
+        self.known_hosts: list[str] = []
+        self.together = _note("")
+        self.together.setObjectName("dbloadTogetherNote")
+        form.addRow("", self.together)
+        self.set_client_hosts(1)
         self._form = form
-        for edit in (self.target, self.script, self.clients, self.user, self.password):
+        for edit in (self.target, self.server_host, self.script, self.clients, self.user, self.password):
             edit.textChanged.connect(lambda _t: self.changed.emit())
         for spin in (self.scale, self.rate, self.value_size, self.pipeline):
             spin.valueChanged.connect(lambda _v: self.changed.emit())
@@ -197,6 +208,16 @@ class DbLoadForm(QWidget):
             combo.currentIndexChanged.connect(lambda _i: self._update())
         self.engine.currentIndexChanged.connect(lambda _i: self._engine_changed())
         self._engine_changed()
+
+    def set_client_hosts(self, count: int, known: list[str] | None = None) -> None:
+        """Several hosts ticked: they are clients of the one target, started together. known: the host list's
+        names (the server host must be one of them)."""
+        if known is not None:
+            self.known_hosts = list(known)
+        self.together.setText(f"The {count} hosts are clients of this one server: each step starts on all of them "
+                              "at one instant; the Live tab shows the TOTAL per second and each client's share."
+                              if count > 1 else "")
+        self.together.setVisible(count > 1)
 
     def _engine_changed(self) -> None:
         engine = str(self.engine.currentData())
@@ -240,6 +261,11 @@ class DbLoadForm(QWidget):
             params["rate"] = self.rate.value()
         if self.p99_limit.value():
             params["p99_limit_ms"] = self.p99_limit.value()
+        server = self.server_host.text().strip()
+        if server and self.known_hosts and server not in self.known_hosts:
+            raise ValueError(f"the server host {server} is not in the host list: add it, or leave Server host empty")
+        if server:
+            params["target_host"] = server
         if self.user.text().strip():
             params["user"] = self.user.text().strip()
         if self.password.text():

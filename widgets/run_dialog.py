@@ -385,10 +385,16 @@ class RunDialog(QDialog):
     def validate(self) -> bool:
         """Show the first problem and enable Start only when there is none."""
         problem = ""
+        if self.dbload_form is not None:
+            items = [self.host_list.item(i) for i in range(self.host_list.count())]
+            self.dbload_form.set_client_hosts(len(self.hosts()), [i.data(Qt.ItemDataRole.UserRole) for i in items])
         try:
             self._agent_validate(self.test(), self.params())   # the agent checks them the same way
             if not self.hosts():
                 problem = "choose at least one host"
+            elif self.test() == "dbload" and len(self.hosts()) > 1 and (self.repeat.count() > 1
+                                                                        or self.repeat.until_stable()):
+                problem = "several client hosts load one server together: no repeats (the sweep repeats the load)"
         except ValueError as exc:
             problem = one_line(str(exc))
         self.error_label.setText(problem)

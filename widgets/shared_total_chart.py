@@ -24,10 +24,11 @@ GAP_EDGE = 0.01        # seconds after a step's last second: where its curve dro
 
 
 class SharedTotalChart(QWidget):
-    def __init__(self, unit: str = "op/s", parent: QWidget | None = None) -> None:
+    def __init__(self, unit: str = "op/s", parent: QWidget | None = None, name: str = "Shared storage") -> None:
         super().__init__(parent)
         self.setObjectName("sharedTotalChart")
         self.unit = unit
+        self.name = name   # the test, first in the title
         self._colours = chart_colours(self.palette())
         self.title = QLabel()
         self.title.setObjectName("sharedTotalTitle")
@@ -161,4 +162,4 @@ class SharedTotalChart(QWidget):
         totals = self.totals()
         now = f"{totals[-1]:,.0f} {self.unit} total" if totals else "waiting for the first second"
         step = f" — {self._step}" if self._step else ""
-        self.title.setText(f"<b>Shared storage: {TOTAL_NAME} {self.unit}, clients stacked</b>{step} — {now}")
+        self.title.setText(f"<b>{self.name}: {TOTAL_NAME} {self.unit}, clients stacked</b>{step} — {now}")

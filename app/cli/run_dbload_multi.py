@@ -39,6 +39,8 @@ def run_dbload_multi_command(bench: Workbench, args: argparse.Namespace, params:
                                "shares": dict(s.shares), "short_seconds": dict(s.short),
                                "start_spread_s": result.spreads.get(s.step)} for s in total.steps] if total else [],
                     "knee": total.knee if total else None, "knee_text": total.knee_text() if total else "",
+                    "target": {"host": result.target.host, "run_id": result.target.run_id,
+                               "error": result.target.error} if result.target else None,
                     "error": result.error})
     else:
         print(dbload_multi_text(result))

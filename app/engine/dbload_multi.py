@@ -1,10 +1,11 @@
 """The dbload test from N client hosts against one database server: one start instant, totals stored.
 
 As the shared-storage test (app.engine.shared_run): each client runs the test as an ordinary run with
-wait_for_start; client 0 makes and fills the scratch database, then says "shared_ready"; the others say
-it at once. Once all are ready, each gets the same instant in its own clock (a file "go"), and every step
-starts at that instant + its offset (remote.agent.dbload_together). Client 0 drops the database at the end,
-after the others' sessions are gone; the others load it as it is (reuse_database) and never drop it.
+wait_for_start; client 0 makes and fills the scratch database (Redis: writes the keys under one shared key
+prefix), then says "shared_ready"; the others say it at once. Once all are ready, each gets the same instant
+in its own clock (a file "go"), and every step starts at that instant + its offset
+(remote.agent.dbload_together). Client 0 drops the database (deletes the keys) at the end, after the others'
+sessions are gone; the others load it as it is (reuse_database) and never drop it.
 Afterwards the clients' per-second figures are summed (app.engine.dbload_totals) and stored as one more
 run, host "TOTAL <target> (N clients)", with each step's start spread from the clients' stored events.
 """
@@ -18,7 +19,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from app.engine.dbload_totals import KNEE_RULE, DbLoadTotal, dbload_total
-from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequestError
+from app.engine.dbload_watch import TargetWatch, WatchResult, record, start_watch
+from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequestError, SampleCallback
 from app.engine.shared_run import client_name, run_together
 from app.engine.shared_totals import CLIENT_BUSY
 from app.summary.dbload_series import dbload_of
@@ -51,6 +53,7 @@ class DbMultiOutcome:
     database: str = ""
     error: str = ""
     started: float | None = None                             # the go instant (workbench clock)
+    target: WatchResult | None = None                        # the database server's telemetry, when watched
 
 
 def plan(request: DbMultiRequest, group: str) -> list[dict[str, Any]]:
@@ -69,30 +72,59 @@ def plan(request: DbMultiRequest, group: str) -> list[dict[str, Any]]:
     except ValueError as exc:
         raise RunRequestError(str(exc)) from None
     database = base["database"] or f"benchbay_dbload_m{group}"
+    shared: dict[str, Any] = {"database": database}
+    if base["engine"] == "redis":   # every client loads the keys client 0 writes under one prefix
+        shared = {"key_prefix": base["key_prefix"] or f"benchbay:m{group}:"}
     out = []
     for index, host in enumerate(hosts):
         own = dict(params, wait_for_start=True, group=group, client_index=index,
-                   client_name=client_name(index, host), database=database,
-                   reuse_database=bool(base["reuse_database"]) or index > 0)
+                   client_name=client_name(index, host), reuse_database=bool(base["reuse_database"]) or index > 0,
+                   **shared)
         out.append(own)
     return out
 
 
 def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | None = None,
                      on_event: EventCallback | None = None,
-                     passwords: Mapping[str, str | None] | None = None) -> DbMultiOutcome:
-    """Run the sweep from every client host together against one target; store the runs and the total; blocks."""
+                     passwords: Mapping[str, str | None] | None = None,
+                     on_sample: SampleCallback | None = None) -> DbMultiOutcome:
+    """Run the sweep from every client host together against one target; store the runs and the total; blocks.
+    on_sample: each client's telemetry and the target's (when it is an inventory host), as they come."""
     control = control or RunControl()
     passwords = passwords or {}
     group = secrets.token_hex(4)
     per_host = plan(request, group)
     hosts = tuple(bench.get_host(h).name for h in request.hosts)
-    outcome = DbMultiOutcome(group, hosts, [None] * len(hosts), database=str(per_host[0]["database"]))
-    together = run_together(bench, TEST, hosts, per_host, request.interval, control, passwords, on_event)
+    watch = start_watch(bench, request.params, hosts, request.interval, on_sample)   # the server's own telemetry
+    outcome = DbMultiOutcome(group, hosts, [None] * len(hosts),
+                             database=str(per_host[0].get("database") or per_host[0].get("key_prefix") or ""))
+    try:
+        together = run_together(bench, TEST, hosts, per_host, request.interval, control, passwords, on_event,
+                                on_sample)
+    except BaseException:
+        _drop_watch(bench, watch)
+        raise
+    watched = watch.stop() if watch is not None else None
     outcome.outcomes, outcome.offsets = together.outcomes, together.offsets
     outcome.error, outcome.started = together.error, together.started
     _store_total(bench, request, per_host[0], outcome)
+    if watched is not None:
+        members = [r.run_id for r in outcome.outcomes if isinstance(r, RunOutcome)]
+        if members:
+            total = [outcome.total_run_id] if outcome.total_run_id is not None else []
+            record(bench, watched, members + total, timing_run=members[0])
+            outcome.target = watched
+        elif watched.run_id is not None:
+            bench.delete_run(watched.run_id)
     return outcome
+
+
+def _drop_watch(bench: Any, watch: TargetWatch | None) -> None:
+    """Nothing ran: the target's telemetry is not kept."""
+    if watch is not None:
+        ended = watch.stop()
+        if ended.run_id is not None:
+            bench.delete_run(ended.run_id)
 
 
 def step_spreads(events_by_host: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[int, float]:

@@ -1,5 +1,6 @@
-"""The database load test's data size from the target's RAM: when the target server is a host in the inventory,
-its RAM is known from its facts, so data=fits / 2xram need no target_ram_mb (remote/agent/bench_dbload.py)."""
+"""The database load test's data size from the target's RAM: when the target server is a host in the inventory
+(by the target's address or name, or target_host=NAME), its RAM is known from its facts, so data=fits / 2xram
+need no target_ram_mb (remote/agent/bench_dbload.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -33,7 +34,7 @@ def with_target_ram(workbench: Inventory, request: Any, params: dict[str, Any]) 
     if request.test != "dbload" or params.get("data") not in ("fits", "2xram") or params.get("target_ram_mb"):
         return request, params
     agent = benches.load("dbload")   # the agent's own reading of the target, through its one door
-    host = agent.resolved(params)["host"]
+    host = str(params.get("target_host") or "") or agent.resolved(params)["host"]   # the server named outright
     if agent.is_loopback(host):   # the agent reads the RAM of the host it runs on
         return request, params
     ram = target_ram_mb(workbench, host)

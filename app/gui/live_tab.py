@@ -13,8 +13,10 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QTabWidget, QToolBar, QVBoxLayout, QWidget
 
 from app.catalogue import CATALOGUE
+from app.engine.dbload_multi import DbMultiOutcome
 from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome, RunRequest
 from app.engine.repeats import RepeatedRequest, plan_for
+from app.gui.dbload_multi_live import DbMultiLive
 from app.gui.host_actions import ConnectQuestions, FactsFlow
 from app.gui.lazy_tabs import LazyTabs
 from app.gui.monitor_controller import MonitorController
@@ -227,6 +229,10 @@ class LiveFeatures(QObject):
         toolbar.addWidget(QLabel(" every "))
         toolbar.addWidget(self.interval_spin)
         self.shared = SharedFeatures(window, self.live, toolbar)   # the shared-storage sweep
+        # the database load test with several hosts ticked: clients of one server, started together
+        self.dbmulti = DbMultiLive(window.bench, self.live, window.tabs, self)
+        self.dbmulti.finished.connect(self._dbmulti_finished)
+        self.dbmulti.failed.connect(lambda exc: window.show_status(f"Database load failed: {exc}"))
 
         self.live.controller.host_state.connect(window.host_list.set_status)
         self.live.controller.message.connect(window.show_status)
@@ -280,7 +286,14 @@ class LiveFeatures(QObject):
         return dialog
 
     def _start_tests(self, dialog: RunDialog, choice: RunChoice) -> None:
-        """One RunRequest per host the dialog's choice names."""
+        """One RunRequest per host the dialog's choice names (a database load from several hosts: one load)."""
+        if choice.test == "dbload" and len(choice.hosts) > 1:
+            problem = self.dbmulti.start(choice.hosts, choice.params, self.interval_spin.value())
+            dialog.progress.hide()
+            dialog.set_running(False)
+            self.window.show_status(problem or f"Database load from {', '.join(choice.hosts)} together: the "
+                                               "clients get ready …")
+            return
         plan = plan_for(choice.repeat, choice.until_stable)
         requests = [RepeatedRequest(host, choice.test, choice.params, plan=plan) if plan.repeats
                     else RunRequest(host, choice.test, choice.params) for host in choice.hosts]
@@ -289,6 +302,12 @@ class LiveFeatures(QObject):
         if not started:
             dialog.set_running(False)
             self.window.show_status("A test already runs on those hosts: wait for it or cancel it")
+
+    def _dbmulti_finished(self, outcome: DbMultiOutcome) -> None:
+        knee = outcome.total.knee_text() if outcome.total else "no step was run by every client"
+        stored = f"TOTAL stored as run #{outcome.total_run_id}" if outcome.total_run_id else "nothing stored"
+        self.window.show_status(f"Database load: {stored}; {knee}" + (f" ({outcome.error})" if outcome.error else ""))
+        self.window.reload_runs()
 
     def load_results(self, run_id: int) -> None:
         self.window.run_job(load_run_results, self.window.bench, run_id, what=f"Loading results of run #{run_id}",
@@ -312,4 +331,5 @@ class LiveFeatures(QObject):
         if self.window.lazy_tabs.is_built(GRAPHS):
             self.graphs.stop()
         shared_ended = self.shared.shutdown(timeout_ms)
-        return self.live.shutdown(timeout_ms) and shared_ended
+        dbload_ended = self.dbmulti.shutdown(timeout_ms)
+        return self.live.shutdown(timeout_ms) and shared_ended and dbload_ended

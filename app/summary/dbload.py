@@ -128,6 +128,35 @@ def dbload_lines(results: Iterable[Any]) -> list[str]:
     failures = sum(s.errors for s in steps)
     if failures:
         lines.append(f"errors: {number(failures, 0)} in all steps")
+    return lines + target_lines(results)
+
+
+TARGET_PREFIX = "target_"
+
+
+def target_lines(results: Iterable[Any]) -> list[str]:
+    """The database server's own figures per step, when it was watched (app.engine.dbload_watch)."""
+    steps: dict[int, dict[str, Any]] = {}
+    for test, metric, value, _unit, meta in map(result_parts, results):
+        if test == TEST and metric.startswith(TARGET_PREFIX) and isinstance(meta.get("step"), int):
+            step = steps.setdefault(meta["step"], {"meta": meta})
+            step[metric] = value
+            if meta.get("disk"):
+                step["disk"] = meta["disk"]
+    lines = []
+    for index, step in sorted(steps.items()):
+        meta = step["meta"]
+        clients = int(meta.get("clients") or 0)
+        parts = [f"CPU {number(step.get('target_cpu_pct'), 0)} % busy",
+                 f"iowait {number(step.get('target_iowait_pct'), 0)} %",
+                 f"steal {number(step.get('target_steal_pct'), 1)} %", f"load {number(step.get('target_load1'), 1)}"]
+        if "target_disk_util_pct" in step:
+            parts.append(f"busiest disk {step.get('disk')} {number(step['target_disk_util_pct'], 0)} % busy")
+        lines.append(f"server {meta.get('target_host')}, step {index} ({clients} client{'s' if clients != 1 else ''}):"
+                     f" {', '.join(parts)}")
+    if lines:
+        lines.append(f"server figures: means over each step's seconds from the server's own telemetry (run "
+                     f"#{next(iter(steps.values()))['meta'].get('target_run_id')})")
     return lines
 
 

@@ -3,6 +3,7 @@ the knee of the totals."""
 from __future__ import annotations
 
 from app.engine.dbload_multi import DbMultiOutcome, client_limit
+from app.engine.dbload_watch import WatchResult
 from app.engine.orchestrator import RunOutcome
 
 
@@ -30,8 +31,17 @@ def dbload_multi_text(result: DbMultiOutcome) -> str:
             if limit:
                 lines.append(f"    note: {limit}: this step's total may be the client's limit, not the server's")
         lines.append(f"  {total.knee_text()}")
+    if result.target is not None:
+        lines.append(f"  {_target_line(result.target)}")
     if result.total_run_id is not None:
         lines.append(f"  totals stored as run {result.total_run_id}")
     if result.error:
         lines.append(f"  error: {result.error}")
     return "\n".join(lines)
+
+
+def _target_line(watch: WatchResult) -> str:
+    if watch.run_id is not None and not watch.error:
+        return (f"the database server {watch.host}'s own telemetry (iostat, CPU, load, steal): run {watch.run_id}; "
+                "its figures per step are in each run (benchbay runs show)")
+    return f"the database server {watch.host}'s telemetry was not recorded: {watch.error}"

@@ -71,7 +71,7 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
     if follower:   # client 0 makes and fills the database before the go signal: look it up after
         start_at = dbload_together.ready_and_wait(ctx, params)
     if getattr(engine, "own_phase", False):
-        info = engine.prepare("", False, size)
+        info = engine.prepare("", params["reuse_database"], size)
     else:
         with ctx.phase("load", load["label"]):
             info = engine.prepare(scratch_database(ctx, params), params["reuse_database"], size)

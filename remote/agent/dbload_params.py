@@ -27,6 +27,7 @@ REDIS = dbload_redis.DEFAULTS
 PARAMS = (
     {"name": "engine", "kind": "choice", "default": "postgresql", "choices": ENGINES},
     {"name": "target", "kind": "text", "default": "127.0.0.1"},   # a server on the host the test runs on
+    {"name": "target_host", "kind": "text", "default": ""},   # the inventory host that is the server (workbench)
     {"name": "tool", "kind": "choice", "default": "auto", "choices": TOOLS},
     {"name": "workload", "kind": "text", "default": ""},
     {"name": "data", "kind": "text", "default": "fits"},
@@ -177,6 +178,10 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
         _fail("tool {} does not load {} (use {})".format(tool, engine, " or ".join(ENGINE_TOOLS[engine])))
     out = {"engine": engine, "tool": tool, "target": str(params.get("target") or "127.0.0.1").strip()}   # type: Dict[str, Any]
     _target(engine, params.get("target"))
+    target_host = params.get("target_host") or ""
+    if not isinstance(target_host, str) or len(target_host) > 200 or any(c.isspace() for c in target_host):
+        _fail("target_host must be the name of a host of the inventory, not {!r}".format(target_host))
+    out["target_host"] = target_host
     out["workload"] = _workload(engine, params.get("workload"))
     out["data"] = _data(params.get("data"))["data"]
     out["target_ram_mb"] = _int(params, "target_ram_mb", 0, 0, 1 << 30)
@@ -203,9 +208,11 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
         _fail("database must be a plain name (letters, digits, _; up to 63), not {!r}".format(database))
     out["database"] = database
     out["reuse_database"] = _yes(params.get("reuse_database"))
-    if out["reuse_database"] and not database:
-        _fail("reuse_database=yes needs database=NAME, the existing database to load")
     out.update(_redis_params(params))
+    if out["reuse_database"] and engine == "redis" and not out["key_prefix"]:
+        _fail("reuse_database=yes for Redis needs key_prefix=PREFIX, the existing keys to load")
+    if out["reuse_database"] and engine != "redis" and not database:
+        _fail("reuse_database=yes needs database=NAME, the existing database to load")
     if engine == "redis":
         _check_redis(out)
     # several client hosts against one target (app.engine.dbload_multi sets these; dbload_together)
@@ -218,8 +225,6 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     out["group"] = str(params.get("group") or "solo")[:32]
     out["step_gap"] = _int(params, "step_gap", 5, 1, 600)
     out["start_wait"] = _int(params, "start_wait", 3600, 1, 24 * 3600)
-    if together and engine != "postgresql":
-        _fail("several client hosts against one target: only engine=postgresql so far")
     return out
 
 

@@ -146,6 +146,42 @@ def prepare_redis(ctx: Any, params: Dict[str, Any]) -> Dict[str, Any]:
     return facts
 
 
+def reuse_keys(params: Dict[str, Any]) -> Dict[str, Any]:
+    """The keys another run wrote under key_prefix, loaded as they are (the other client hosts of a load from
+    several hosts: client 0 wrote them and deletes them); the keyspace is what is there."""
+    cfg = config(params)
+    try:
+        facts = server_facts(params)
+        keys = resp_load.count_keys(cfg)
+    except OSError as exc:
+        raise RuntimeError("Redis at {}:{} does not answer: {}".format(cfg["host"], cfg["port"], exc)) from None
+    except resp_wire.RedisError as exc:
+        raise RuntimeError(str(exc)) from None
+    if not keys:
+        shown = cfg["prefix"].decode("utf-8", "replace")  # novermin: the prefix is bytes
+        raise RuntimeError("database {} of {}:{} has no key starting with {!r} to load; leave out reuse_database to "
+                           "let the test write its own".format(cfg["db"], cfg["host"], cfg["port"], shown))
+    params["keyspace"] = keys
+    facts.update({"keys": keys, "fill_s": 0.0})
+    return facts
+
+
+def other_connections(params: Dict[str, Any]) -> int:
+    """Connections to the test's database index other than this one (CLIENT LIST's db= field)."""
+    cfg = config(params)
+    with resp_load._client(cfg) as client:
+        own = client.call("CLIENT", "ID")
+        listing = client.call("CLIENT", "LIST")
+    if isinstance(listing, bytes):
+        listing = listing.decode("utf-8", "replace")
+    count = 0
+    for line in str(listing).splitlines():
+        fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+        if fields.get("db") == str(cfg["db"]) and fields.get("id") != str(own):
+            count += 1
+    return count
+
+
 def cleanup_hint(cfg: Dict[str, Any], exc: BaseException) -> str:
     """What is left and how to remove it, when the keys could not be deleted (the server went away)."""
     prefix = cfg["prefix"].decode("utf-8", "replace")  # novermin: bytes

@@ -81,10 +81,10 @@ class RedisEngine:
         return dbload_redis.keyspace_for(facts, self.params["data"], int(self.params["value_size"]),
                                          len(self.params["key_prefix"].encode("utf-8")))
 
-    def prepare(self, _database: str, _reuse: bool, size: int) -> Dict[str, Any]:
+    def prepare(self, _database: str, reuse: bool, size: int) -> Dict[str, Any]:
         self.params["keyspace"] = size
         try:
-            facts = dbload_redis.prepare_redis(self.ctx, self.params)
+            facts = dbload_redis.reuse_keys(self.params) if reuse else dbload_redis.prepare_redis(self.ctx, self.params)
         except RuntimeError as exc:
             text = str(exc)
             if not text.startswith("Redis at "):   # say which server, as the other failures do
@@ -94,6 +94,14 @@ class RedisEngine:
         info.update({k: self.params[k] for k in ("redis_db", "key_prefix", "keyspace", "value_size", "pipeline",
                                                  "get_ratio")})
         return info
+
+    def other_sessions(self) -> Optional[int]:
+        """Connections of other clients in the test's Redis database (several client hosts: client 0 deletes the
+        keys once they are gone); None when the server cannot say."""
+        try:
+            return dbload_redis.other_connections(self.params)
+        except (OSError, dbload_redis.resp_wire.RedisError):
+            return None
 
     def run_step(self, step: int, clients: int, seconds: int, emit_tick: "Callable[[Dict[str, Any]], None]",
                  start_at: Optional[float] = None) -> Dict[str, Any]:

@@ -172,6 +172,19 @@ class SysbenchEngine:
             raise RuntimeError("the scratch database {0} is left on the server ({1}); remove it with DROP DATABASE "
                                "`{0}`".format(database, one_line(proc.stderr.decode("utf-8", "replace"))))
 
+    def other_sessions(self) -> Optional[int]:
+        """Other sessions in the scratch database (several client hosts: client 0 drops it once they are gone);
+        None when the server cannot say."""
+        sql = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '{}' AND ID <> CONNECTION_ID()"
+        argv = [self.mysql, "--defaults-extra-file=" + self.client_cnf, "-N", "-B", "-e", sql.format(self.database)]
+        try:
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  env=self.env, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        out = proc.stdout.decode("utf-8", "replace").strip()
+        return int(out) if proc.returncode == 0 and out.isdigit() else None
+
     def prepare(self, database: str, reuse: bool, table_size: int) -> Dict[str, Any]:
         code, out, err = self._sql("SELECT VERSION()")
         if code != 0:

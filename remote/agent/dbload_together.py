@@ -4,12 +4,13 @@ With wait_for_start the agent says "shared_ready" (its run directory) once it ca
 file "go" there holding {"start_at": an instant on this host's clock}: the workbench sends every client the
 same instant, each in its own clock. Step k (0-based) then starts at start_at + FIRST_STEP_S +
 k * (step_seconds + step_gap) on every client, so second i of a step is the same second everywhere.
-Client 0 makes and fills the scratch database before it says ready and drops it at the end, once the
-other clients' sessions are gone; the others load the same database (reuse) and never drop it.
+Client 0 makes and fills the scratch database (Redis: writes the keys under the shared key prefix) before it
+says ready and drops it at the end, once the other clients' sessions are gone; the others load the same
+database or keys (reuse) and never drop them.
 """
 import subprocess
 import time
-from typing import Any, Dict  # noqa: F401 - some only in type comments
+from typing import Any, Dict, Optional  # noqa: F401 - some only in type comments
 
 from . import client_sync
 
@@ -55,17 +56,23 @@ OTHERS_SQL = ("SELECT count(*) FROM pg_stat_activity WHERE datname = '{}' AND pi
 
 
 def wait_for_other_clients(engine: Any, params: Dict[str, Any]) -> None:
-    """Before client 0 drops the database: the other clients' last step has ended (no session of theirs is
-    left), or the longest a step can take has passed (the drop then ends what is left)."""
+    """Before client 0 drops the database (or deletes the keys): the other clients' last step has ended (no
+    session of theirs is left), or the longest a step can take has passed (the drop then ends what is left)."""
     deadline = time.monotonic() + params["step_seconds"] + params["step_gap"] + 30.0
-    sql = OTHERS_SQL.format(engine.database.replace("'", "''"))
     while time.monotonic() < deadline:
-        argv = engine.pg.argv("psql", "postgres", "-X", "-q", "-A", "-t", "-c", sql)
-        try:
-            out = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                 env=engine.pg.env, timeout=30).stdout.decode("utf-8", "replace").strip()
-        except (OSError, subprocess.TimeoutExpired):
-            return
-        if out == "0" or not out.isdigit():
+        others = engine.other_sessions() if hasattr(engine, "other_sessions") else _pg_sessions(engine)
+        if not others:   # none, or the server cannot say
             return
         time.sleep(0.2)
+
+
+def _pg_sessions(engine: Any) -> Optional[int]:
+    sql = OTHERS_SQL.format(engine.database.replace("'", "''"))
+    argv = engine.pg.argv("psql", "postgres", "-X", "-q", "-A", "-t", "-c", sql)
+    try:
+        out = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env=engine.pg.env, timeout=30).stdout.decode("utf-8", "replace").strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return int(out) if out.isdigit() else None
+

@@ -1,4 +1,5 @@
-"""The dbload test from two client hosts (two sshd test hosts) against this machine's one PostgreSQL:
+"""The dbload test from two client hosts (two sshd test hosts) against this machine's one PostgreSQL (and
+its MariaDB, and a Redis of the test's own):
 every step starts on both together, the stored totals are the sums of the clients' seconds, the knee (or
 "no knee") is named, and nothing is left: no scratch database, no pgbench, no agent."""
 from __future__ import annotations
@@ -14,10 +15,13 @@ from app.engine.dbload_multi import DbMultiRequest, run_dbload_multi
 from app.engine.orchestrator import RunControl
 from app.workbench import Workbench
 from remote.hostkeys import KnownHosts, host_key_id
+from tests.fixtures import mariadb
 from tests.fixtures.leftovers import scratch_name
 from tests.fixtures.postgres import PREFIX as PG_PREFIX
 from tests.fixtures.sshd import public_key
-from tests.integration.test_dbload_ssh import PG_TARGET, _pg_databases, pg_tcp  # noqa: F401 - fixture
+from tests.integration.test_dbload_redis import private_redis  # noqa: F401 - fixture
+from tests.integration.test_dbload_redis_ssh import _keys
+from tests.integration.test_dbload_ssh import PG_TARGET, _add, _need, _pg_databases, pg_tcp  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.integration
 
@@ -58,6 +62,7 @@ def test_two_clients_load_one_postgresql_together(cli_env, sshd_session, ssh_hos
     assert code == 0, err[-3000:]
     report = json.loads(out)
     assert report["database"] == database
+    assert report["target"] is None        # a loopback target names no inventory host: no server to watch
     assert [s["clients"] for s in report["steps"]] == [2, 4]     # 1 and 2 connections on each of two hosts
     bench = Workbench(home=cli_env["home"], db_url=f"sqlite:///{cli_env['db']}")
     try:
@@ -125,3 +130,62 @@ def test_a_cancel_during_the_first_step_leaves_no_database_and_no_pgbench(workbe
     assert all(o.status == "cancelled" for o in outcome.outcomes), outcome.outcomes
     assert _pg_databases(database) == set()
     assert not _pgbench_on(database)
+
+
+def _check_totals(workbench, outcome) -> dict[int, list[float]]:
+    """Both clients' runs done, the TOTAL run's seconds the sums of theirs, a knee or "no knee" named."""
+    assert not outcome.error, outcome.error
+    assert all(o.status == "done" for o in outcome.outcomes), outcome.outcomes
+    per_client = [{r.metadata["step"]: r.metadata["per_second"] for r in workbench.find_run(o.run_id).results
+                   if r.metric == "ops_per_s"} for o in outcome.outcomes]
+    total = workbench.find_run(outcome.total_run_id)
+    assert total.run.status == "done", total.run.error
+    stored = {r.metadata["step"]: r.metadata["per_second"] for r in total.results if r.metric == "ops_per_s"}
+    assert sorted(stored) == [1, 2]
+    for step, seconds in stored.items():
+        clients = [c[step] for c in per_client]
+        expected = [sum(c[i] for c in clients if i < len(c)) for i in range(max(map(len, clients)))]
+        assert seconds == pytest.approx(expected, abs=1e-9) and sum(expected) > 0
+    knee = next(r for r in total.results if r.metric == "knee_clients").metadata["knee_text"]
+    assert knee == "no knee within the sweep" or knee.startswith("knee at ")
+    return stored
+
+
+def test_two_clients_load_one_mariadb_together_and_the_scratch_database_goes(workbench, ssh_hosts,
+                                                                          mariadb_login) -> None:
+    _need("sysbench", "sysbench")
+    names = [_add(workbench, host) for host in ssh_hosts]
+    database = mariadb_login["database"]
+    seen: dict[str, set[str]] = {}
+
+    def on_event(host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick" and host not in seen:
+            seen[host] = mariadb.databases(database)
+
+    params = {"engine": "mysql", "target": "127.0.0.1:3306", "workload": "oltp_point_select", "data": "scale=1000",
+              "clients": "1,2", "step_seconds": 3, "step_gap": 3, "user": mariadb_login["user"],
+              "password": mariadb_login["password"], "database": database}
+    outcome = run_dbload_multi(workbench, DbMultiRequest(tuple(names), params, 0.5), RunControl(), on_event)
+    _check_totals(workbench, outcome)
+    assert seen == {names[0]: {database}, names[1]: {database}}   # both loaded the one database client 0 made
+    assert mariadb.databases(database) == set()                 # client 0 dropped it once the other was done
+
+
+def test_two_clients_load_one_redis_together_and_the_keys_go(workbench, ssh_hosts, private_redis) -> None:  # noqa: F811
+    names = [_add(workbench, host) for host in ssh_hosts]
+    seen: dict[str, set[bytes]] = {}
+
+    def on_event(host: str, event: dict) -> None:
+        if event["type"] == "dbload_tick" and host not in seen:
+            seen[host] = {key.rsplit(b":", 1)[0] for key in _keys(private_redis)}
+
+    params = {"engine": "redis", "target": private_redis, "tool": "builtin", "data": "scale=2000", "value_size": 64,
+              "clients": "1,2", "step_seconds": 3, "step_gap": 3}
+    outcome = run_dbload_multi(workbench, DbMultiRequest(tuple(names), params, 0.5), RunControl(), on_event)
+    _check_totals(workbench, outcome)
+    prefix = f"benchbay:m{outcome.group}".encode()
+    assert seen == {names[0]: {prefix}, names[1]: {prefix}}      # both loaded the keys client 0 wrote
+    for result in outcome.outcomes:
+        ops = next(r for r in workbench.find_run(result.run_id).results if r.metric == "ops_per_s")
+        assert ops.metadata["keyspace"] == 2000                  # the second client found every key to load
+    assert _keys(private_redis) == []                            # client 0 deleted them at the end

@@ -156,3 +156,4 @@ def test_the_workbench_sizes_the_data_from_the_target_hosts_ram() -> None:
     assert sized({"target": "10.0.0.5", "target_ram_mb": 1024})["target_ram_mb"] == 1024   # given wins
     assert sized({"target": "127.0.0.1"})["target_ram_mb"] == 0                 # the client host's own
     assert sized({"target": "10.0.0.5", "data": "scale=3"})["target_ram_mb"] == 0
+    assert sized({"target": "10.0.0.77", "target_host": "db1"})["target_ram_mb"] == 8192   # the server named
