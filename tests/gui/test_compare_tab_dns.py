@@ -75,3 +75,24 @@ def test_a_comparison_without_dns_runs_hides_the_section(make_window, workbench,
     tab.compare([ids["old_cpu"], ids["new_cpu"]])
     qtbot.waitUntil(lambda: tab.comparison is not None, timeout=20_000)
     assert not tab.view.dns.isVisibleTo(tab.view) and not tab.view.dns_title.isVisibleTo(tab.view)
+
+
+def test_every_resolver_and_pass_of_every_run_is_a_row_as_in_the_csv(make_window, workbench, qtbot):
+    import csv
+    import io
+
+    from app.compare.table import csv_text
+    from widgets.dns_table import line_cells
+
+    window = make_window()
+    tab, _ids = _compare(window, workbench, qtbot, ("branch-a", "branch-b"))
+    table = tab.view.dns.table
+    shown = [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())]
+    # two hosts x two resolvers x cold and warm: eight rows, each the line's own cells
+    assert len(shown) == 8 and shown == [line_cells(line) for line in tab.dns_lines]
+    assert {(row[0], row[1]) for row in shown} == {(f"{host} → {resolver}", pass_) for host in ("branch-a", "branch-b")
+                                                   for resolver in ("10.0.0.2:53", "9.9.9.9:53")
+                                                   for pass_ in ("cold", "warm")}
+    rows = list(csv.DictReader(io.StringIO(csv_text(tab.comparison, tab.dns_lines).partition("\n\n")[2])))
+    assert [(r["dns line"], r["pass"], r["p99_ms"]) for r in rows] == \
+        [(line.label, line.pass_, repr(line.latency["p99_ms"])) for line in tab.dns_lines]
