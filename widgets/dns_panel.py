@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetIte
 
 from widgets.chart_theme import chart_colours
 from widgets.dns_table import COLUMNS, line_cells, ms
-from widgets.host_colours import host_colours
 from widgets.plot_items import MUTED, escape
+from widgets.resolver_colours import resolver_colours
 
 SLOWEST_SHOWN = 10
 VERDICT_FIGURES = (("p50_ms", "p50"), ("p99_ms", "p99"), ("timeouts", "timeouts"))
@@ -164,7 +164,7 @@ class DnsPanel(QWidget):
         self.setVisible(bool(self.lines))
         if not self.lines:
             return False
-        colours = host_colours([line.label for line in self.lines], known=())
+        colours = resolver_colours(line.label for line in self.lines)
         self.chart.set_lines(self.lines, colours)
         self.caption.setText("Latency distribution of every query, cold pass solid, warm pass dashed; the bar at "
                              "the right edge is the share never answered (timeouts).")

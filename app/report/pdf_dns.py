@@ -21,7 +21,7 @@ from app.report.pdf_charts import titled
 from app.report.pdf_pages import GRID, INK, MUTED, SMALL, SMALL_INK, Flow, Line, Style, font
 from app.report.pdf_tables import cell, table
 from widgets.dns_table import COLUMNS, line_cells
-from widgets.host_colours import host_colours
+from widgets.resolver_colours import resolver_colours
 
 DNS_CHART_HEIGHT = 230.0
 TITLE = Style(9.0, bold=True)
@@ -33,8 +33,8 @@ PDF_COLUMNS = tuple(range(2, len(COLUMNS) - 1))
 
 
 def dns_colours(lines: Sequence[DnsLine]) -> dict[str, QColor]:
-    """The same colours as the Compare tab (by the lines' labels)."""
-    return {label: QColor(colour) for label, colour in host_colours([x.label for x in lines], known=()).items()}
+    """The same colours as the Compare tab and the live charts (by the lines' labels: widgets.resolver_colours)."""
+    return {label: QColor(colour) for label, colour in resolver_colours(x.label for x in lines).items()}
 
 
 def key_text(line: DnsLine) -> str:

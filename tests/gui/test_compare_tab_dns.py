@@ -6,6 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.fixtures.dns_runs import store_dns_runs
+from widgets.resolver_colours import resolver_colours
 
 pytestmark = pytest.mark.gui
 
@@ -55,8 +56,9 @@ def test_two_resolvers_of_one_run_are_drawn_from_their_stored_points(make_window
     assert table.item(local, headers.index("p50 ms")).text() == "2.48"
     assert table.item(far, headers.index("p50 ms")).text() == "17.0"
     verdicts = panel.verdicts.text()
-    assert "timeouts: <span style='color:#3b7dd8'>10.0.0.2:53</span> more than 9.9.9.9:53 (8 vs 0" in verdicts
-    assert "cold pass, p50: <span style='color:#3b7dd8'>10.0.0.2:53</span> leader" in verdicts
+    local_colour = resolver_colours(["10.0.0.2:53", "9.9.9.9:53"])["10.0.0.2:53"]   # the resolver's own colour
+    assert f"timeouts: <span style='color:{local_colour}'>10.0.0.2:53</span> more than 9.9.9.9:53 (8 vs 0" in verdicts
+    assert f"cold pass, p50: <span style='color:{local_colour}'>10.0.0.2:53</span> leader" in verdicts
     assert "9.9.9.9:53</span> 0.146x of 10.0.0.2:53 (0.071–0.300)" in verdicts
     assert table.item(far, headers.index("NXDOMAIN")).text() == "160"
     # the slowest names, timeouts first
