@@ -52,6 +52,8 @@ class DnsLineView(Protocol):
     def verdicts(self) -> Mapping[str, str]: ...
     @property
     def never_share(self) -> float: ...
+    @property
+    def note(self) -> str: ...
 
 
 def percent(share: float) -> str:
@@ -198,6 +200,10 @@ class DnsPanel(QWidget):
                         f"{escape(line.verdicts[key])}" for line in these if line.verdicts.get(key)]
                 if said:
                     parts.append(f"{escape(pass_)} pass, {title}: " + "; ".join(said))
+        for line in self.lines:
+            if line.note:
+                parts.append(f"<b>Note</b>: <span style='color:{colours.get(line.label, '#000')}'>"
+                             f"{escape(line.label)}</span>, {escape(line.note)}")
         return "<br>".join(parts)
 
     def _slowest_html(self, colours: Mapping[str, str]) -> str:

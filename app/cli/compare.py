@@ -50,7 +50,8 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
         comparison = build(inputs, args.baseline, dict(args.price))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    dns_lines = dns_comparison((run.record.id, run.record.host_name, run.results) for run in inputs).lines
+    dns_lines = dns_comparison(((run.record.id, run.record.host_name, run.results) for run in inputs),
+                               {run.record.id: run.record.started_at for run in inputs}).lines
     written = []
     if args.csv:
         _write_text(Path(args.csv), csv_text(comparison, dns_lines))

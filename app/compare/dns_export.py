@@ -13,13 +13,13 @@ from widgets.dns_table import VALUE_KEYS, line_values
 
 VERDICT_KEYS = ("p50_ms", "p99_ms", "timeouts")
 CSV_HEADERS = ("dns line", "host", "run id", "resolver", "pass", "engine", "queries", *VALUE_KEYS,
-               *(f"{key} verdict" for key in VERDICT_KEYS))
+               *(f"{key} verdict" for key in VERDICT_KEYS), "note")
 
 
 def line_json(line: DnsLine) -> dict[str, Any]:
     return {"label": line.label, "host": line.host, "run_id": line.run_id, "resolver": line.resolver,
             "pass": line.pass_, "engine": line.engine, "queries": line.queries, "values": line_values(line),
-            "verdicts": {key: line.verdicts.get(key) for key in VERDICT_KEYS}}
+            "verdicts": {key: line.verdicts.get(key) for key in VERDICT_KEYS}, "note": line.note or None}
 
 
 def _csv_value(value: Any) -> str:
@@ -35,5 +35,5 @@ def csv_rows(lines: Sequence[DnsLine]) -> list[list[str]]:
         values = line_values(line)
         rows.append([line.label, line.host, str(line.run_id), line.resolver, line.pass_, line.engine,
                      str(line.queries)] + [_csv_value(values[key]) for key in VALUE_KEYS]
-                    + [line.verdicts.get(key, "") for key in VERDICT_KEYS])
+                    + [line.verdicts.get(key, "") for key in VERDICT_KEYS] + [line.note])
     return rows

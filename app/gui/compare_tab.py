@@ -261,8 +261,8 @@ class CompareTab(QWidget):
             self.view.set_comparison(self.comparison)
             results = {item.record.id: item.results for item in self.inputs}
             self.view.set_dbload([curves_of(run) for run in dbload_runs(self.comparison, results)])
-            self.dns_lines = dns_comparison((run.record.id, run.record.host_name, run.results)
-                                            for run in self.inputs).lines
+            self.dns_lines = dns_comparison(((run.record.id, run.record.host_name, run.results) for run in self.inputs),
+                                            {run.record.id: run.record.started_at for run in self.inputs}).lines
             self.view.set_dns(self.dns_lines)
         self._update_buttons()
 

@@ -84,6 +84,7 @@ def dns_block(flow: Flow, data: ReportData) -> None:
             said = [f"{x.label} {x.verdicts[key]}" for x in these if x.verdicts.get(key)]
             if said:
                 verdicts.append(f"{pass_} pass, {name}: " + "; ".join(said))
+    verdicts += [f"Note: {x.label}, {x.note}" for x in lines if x.note]
     if verdicts:
         flow.text("Verdicts (lower is better; against the leader of each pass)", Style(8.5, bold=True), after=1.0,
                   keep=12.0)

@@ -41,8 +41,14 @@ def test_one_resolver_from_two_hosts_is_compared_host_by_host(
         assert (outcome.status, outcome.error) == ("done", "")
         ids.append(outcome.run_id)
 
-    found = dns_comparison((run.record.id, run.record.host_name, run.results) for run in load_inputs(workbench, ids))
+    inputs = load_inputs(workbench, ids)
+    found = dns_comparison(((run.record.id, run.record.host_name, run.results) for run in inputs),
+                           {run.record.id: run.record.started_at for run in inputs})
     assert found.passes == ["cold", "warm"]
+    # the second host's cold pass came after the first host had filled Unbound's cache: said, not hidden
+    notes = {(line.label, line.pass_): line.note for line in found.lines}
+    assert notes.pop((hosts[1], "cold")).startswith(f"cold pass after {hosts[0]} (run {ids[0]}) had asked {unbound}")
+    assert set(notes.values()) == {""}
     for pass_ in ("cold", "warm"):
         lines = found.of_pass(pass_)
         # named by the host: the resolver is the same on every line
@@ -71,7 +77,9 @@ def test_one_resolver_from_two_hosts_is_compared_host_by_host(
         key = (line.label, line.pass_)
         assert by_json[key]["values"]["p99_ms"] == float(by_csv[key]["p99_ms"]) == line.latency["p99_ms"]
         assert by_json[key]["verdicts"] == {k: line.verdicts[k] for k in ("p50_ms", "p99_ms", "timeouts")}
+        assert by_json[key]["note"] == (by_csv[key]["note"] or None) == (line.note or None)
     text = " ".join(" ".join(page.extract_text().split()) for page in pypdf.PdfReader(str(pdf)).pages)
     for host in hosts:
         assert f"{host}, cold" in text and f"{host}, warm" in text
     assert "Latency distribution of every query" in text
+    assert f"Note: {hosts[1]}, cold pass after {hosts[0]}" in text
