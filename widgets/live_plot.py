@@ -166,6 +166,9 @@ class LivePlot(pg.PlotWidget):
         decades = (math.floor(math.log10(low)), max(math.ceil(math.log10(top * 1.05)), math.floor(math.log10(low)) + 1))
         if decades != self._decades:
             self._decades = decades
+            # a label per power of ten only: pyqtgraph labels the 2..9 ticks of a short log range, one over another
+            self.plot_item.getAxis("left").setTicks([[(float(k), f"{10.0 ** k:g}")
+                                                      for k in range(decades[0], decades[1] + 1)], []])
             self.set_y_range(float(decades[0]), float(decades[1]))
 
     def set_y_range(self, low: float, high: float) -> None:
@@ -175,6 +178,10 @@ class LivePlot(pg.PlotWidget):
 
     def _place_grid(self) -> None:
         low, high = self._y_shown
+        if self.log_y:   # a line per decade
+            self._grid.set_lines([float(k) for k in range(math.ceil(low), math.floor(high) + 1) if low < k < high],
+                                 low, high)
+            return
         levels = self.plot_item.getAxis("left").tickValues(low, high, max(self.view_box.height(), 60.0))
         self._grid.set_lines([v for v in (levels[0][1] if levels else []) if low < v < high], low, high)
 

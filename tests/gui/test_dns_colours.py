@@ -91,4 +91,8 @@ def test_live_latencies_on_a_log_axis_spanning_their_decades(qtbot):
         values = [t["lat_ms"][figure] for t in ticks]
         # 0.4 ms and 16 ms both inside, on whole decades: 0.1 ms up to 100 ms (p50), 0.1 to 1,000 ms (p99)
         assert low == math.floor(math.log10(min(values))) and high == math.ceil(math.log10(max(values) * 1.05))
+        # a label per power of ten, none between (pyqtgraph's own would print 2..9 of a short range over each other)
+        major, minor = plot.plot_item.getAxis("left")._tickLevels
+        assert [text for _at, text in major] == [f"{10.0 ** k:g}" for k in range(int(low), int(high) + 1)]
+        assert minor == []
     assert not panel.plots["qps"].log_y and not panel.plots["timeouts"].log_y
