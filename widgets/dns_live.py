@@ -12,11 +12,11 @@ from PySide6.QtGui import QResizeEvent, QTextDocument
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from widgets.dns_series import TICK, DnsSeries, key
-from widgets.host_colours import HOST_PALETTE
 from widgets.live_plot import MUTED, LivePlot, PlotGroup
 from widgets.plot_items import escape
+from widgets.resolver_colours import resolver_colours
 
-__all__ = ["TICK", "DnsLivePanel", "DnsSeries", "resolver_colour"]
+__all__ = ["TICK", "DnsLivePanel", "DnsSeries"]
 
 PLOT_MIN_HEIGHT = 170
 ONE_ROW_PX = 900                # narrower (two hosts side by side at 1280 px): the four charts in two rows
@@ -26,11 +26,7 @@ PLOTS = (("qps", "Answered per second", "answered/s", "queries/s", 10.0),
          ("p50", "p50 latency (ms)", "p50 ms", "p50 (ms)", 1.0),
          ("p99", "p99 latency (ms)", "p99 ms", "p99 (ms)", 1.0),
          ("timeouts", "Timeouts per second", "timeouts/s", "per second", 2.0))
-
-
-def resolver_colour(index: int) -> str:
-    """The index-th resolver's colour: given in the order the resolvers came, never moved by a later one."""
-    return HOST_PALETTE[index % len(HOST_PALETTE)]
+LOG_Y = ("p50", "p99")     # a slow resolver's latency is decades above a cached one's: both must read
 
 
 class ResolverLine(QLabel):
@@ -90,10 +86,13 @@ class DnsLivePanel(QWidget):
         self.grid = QGridLayout()
         self.grid.setSpacing(4)
         self.columns = 0
+        self.colours: dict[str, str] = {}
         for figure, title, short, y_label, min_top in PLOTS:
             # the resolver lines above are the key: the title line keeps its room for the title and the readout
             plot = LivePlot(title, group=group, short_title=short, y_min_top=min_top, legend=False)
             plot.set_y_label(y_label)
+            if figure in LOG_Y:
+                plot.set_log_y(True)
             plot.setMinimumHeight(PLOT_MIN_HEIGHT)
             self.plots[figure] = plot
         self._place(4)
@@ -123,7 +122,12 @@ class DnsLivePanel(QWidget):
         self._place(4 if event.size().width() >= ONE_ROW_PX else 2)
 
     def colour_of(self, resolver: str) -> str:
-        return resolver_colour(self.series.resolvers.index(resolver))
+        """The resolver's own colour among all the run's resolvers (widgets.resolver_colours), as in Compare and
+        the PDF; once given it stays (a tick from an older agent does not name them all)."""
+        if resolver not in self.colours:
+            names = list(dict.fromkeys([*self.series.listed, *self.series.resolvers, resolver]))
+            self.colours = resolver_colours(names, kept=self.colours)
+        return self.colours[resolver]
 
     def update_from_series(self) -> None:
         """New lanes get their curves and resolvers their lines; the lines say each one's newest second."""

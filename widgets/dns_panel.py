@@ -17,14 +17,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from widgets.chart_theme import chart_colours
-from widgets.format import number
-from widgets.host_colours import host_colours
+from widgets.dns_table import COLUMNS, line_cells, ms
 from widgets.plot_items import MUTED, escape
+from widgets.resolver_colours import resolver_colours
 
 SLOWEST_SHOWN = 10
 VERDICT_FIGURES = (("p50_ms", "p50"), ("p99_ms", "p99"), ("timeouts", "timeouts"))
-COLUMNS = ("Resolver", "Pass", "Answered", "NOERROR", "NXDOMAIN", "SERVFAIL", "REFUSED", "Timeouts",
-           "p50 ms", "p90 ms", "p99 ms", "max ms", "Total s", "q/s", "Engine")
 
 
 class DnsLineView(Protocol):
@@ -54,14 +52,8 @@ class DnsLineView(Protocol):
     def verdicts(self) -> Mapping[str, str]: ...
     @property
     def never_share(self) -> float: ...
-
-
-def ms(value: float | None) -> str:
-    return "timeout" if value is None or not math.isfinite(value) else number(value)
-
-
-def count(value: float | None) -> str:
-    return "—" if value is None else f"{int(value):,}"
+    @property
+    def note(self) -> str: ...
 
 
 def percent(share: float) -> str:
@@ -174,7 +166,7 @@ class DnsPanel(QWidget):
         self.setVisible(bool(self.lines))
         if not self.lines:
             return False
-        colours = host_colours([line.label for line in self.lines], known=())
+        colours = resolver_colours(line.label for line in self.lines)
         self.chart.set_lines(self.lines, colours)
         self.caption.setText("Latency distribution of every query, cold pass solid, warm pass dashed; the bar at "
                              "the right edge is the share never answered (timeouts).")
@@ -186,11 +178,7 @@ class DnsPanel(QWidget):
     def _fill_table(self, colours: Mapping[str, str]) -> None:
         self.table.setRowCount(len(self.lines))
         for row, line in enumerate(self.lines):
-            counts, lat = line.counts, line.latency
-            cells = [line.label, line.pass_, count(counts.get("answered")), count(counts.get("noerror")),
-                     count(counts.get("nxdomain")), count(counts.get("servfail")), count(counts.get("refused")),
-                     count(counts.get("timeouts")), ms(lat.get("p50_ms")), ms(lat.get("p90_ms")), ms(lat.get("p99_ms")),
-                     ms(lat.get("max_ms")), number(line.total_s), number(line.qps), line.engine or "—"]
+            cells = line_cells(line)
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 0:
@@ -212,6 +200,10 @@ class DnsPanel(QWidget):
                         f"{escape(line.verdicts[key])}" for line in these if line.verdicts.get(key)]
                 if said:
                     parts.append(f"{escape(pass_)} pass, {title}: " + "; ".join(said))
+        for line in self.lines:
+            if line.note:
+                parts.append(f"<b>Note</b>: <span style='color:{colours.get(line.label, '#000')}'>"
+                             f"{escape(line.label)}</span>, {escape(line.note)}")
         return "<br>".join(parts)
 
     def _slowest_html(self, colours: Mapping[str, str]) -> str:

@@ -32,7 +32,8 @@ class DnsSeries:
     def __init__(self, capacity: int | None = None) -> None:
         self._capacity = capacity
         self.buffers: dict[str, RingBuffer] = {}
-        self.resolvers: list[str] = []                 # first come, first coloured: a resolver keeps its colour
+        self.resolvers: list[str] = []                 # as they came
+        self.listed: list[str] = []                    # all the run's resolvers, as its ticks name them
         self.lanes: list[tuple[str, str]] = []         # (resolver, pass) as they came
         self.last: dict[tuple[str, str], dict[str, float | None]] = {}   # each lane's newest second
         self.timeouts: dict[tuple[str, str], float] = {}                  # each lane's timeouts so far
@@ -55,6 +56,9 @@ class DnsSeries:
         lane = (resolver, pass_name)
         if resolver not in self.resolvers:
             self.resolvers.append(resolver)
+        listed = event.get("resolvers")
+        if not self.listed and isinstance(listed, list):
+            self.listed = [str(name) for name in listed]
         if lane not in self.lanes:
             self.lanes.append(lane)
             self.version += 1

@@ -11,6 +11,7 @@ the widget's palette, so the charts follow a light or dark theme.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +64,8 @@ class LivePlot(pg.PlotWidget):
         self.colours: ChartColours = chart_colours(self.palette())
         self._curves: dict[str, _Curve] = {}
         self._y_top: float | None = None
+        self.log_y = False     # set_log_y: latencies that span decades
+        self._decades: tuple[int, int] | None = None
         # the legend is a line of the title ("IOPS  — r/s  — w/s"): over the data it would hide the
         # newest samples, and inside the view it would be repainted with every frame
         self._title = PlotTitle(self.plot_item, lambda: self.width() - self._left_axis_px() - 10.0, title, short_title,
@@ -146,6 +149,28 @@ class LivePlot(pg.PlotWidget):
         self._y_top = None
         self.set_y_range(*(y_range or (0.0, min_top)))
 
+    def set_log_y(self, on: bool = True) -> None:
+        """A log y axis (view units are log10 of the values; the curves keep the values handed to them), fitted
+        to whole decades of the visible data: a p99 a hundred times the p50 still shows the p50's seconds."""
+        self.log_y = on
+        self._decades = None
+        self.plot_item.setLogMode(x=False, y=on)
+        self.set_y_range(*((0.0, math.log10(max(self.y_min_top, 1e-3))) if on else (0.0, self.y_min_top)))
+
+    def _fit_decades(self, x0: float, x1: float) -> None:
+        values = [v[v > 0] for curve in self._curves.values() if curve.item.isVisible()
+                  for v in (curve.buffer.window(x0, x1)[1],)]
+        positive = np.concatenate(values) if values else np.empty(0)
+        top = max(float(positive.max()) if len(positive) else 0.0, self.y_min_top)
+        low = float(positive.min()) if len(positive) else top / 10.0
+        decades = (math.floor(math.log10(low)), max(math.ceil(math.log10(top * 1.05)), math.floor(math.log10(low)) + 1))
+        if decades != self._decades:
+            self._decades = decades
+            # a label per power of ten only: pyqtgraph labels the 2..9 ticks of a short log range, one over another
+            self.plot_item.getAxis("left").setTicks([[(float(k), f"{10.0 ** k:g}")
+                                                      for k in range(decades[0], decades[1] + 1)], []])
+            self.set_y_range(float(decades[0]), float(decades[1]))
+
     def set_y_range(self, low: float, high: float) -> None:
         self._y_shown = (low, high)
         self.setYRange(low, high, padding=0)
@@ -153,6 +178,10 @@ class LivePlot(pg.PlotWidget):
 
     def _place_grid(self) -> None:
         low, high = self._y_shown
+        if self.log_y:   # a line per decade
+            self._grid.set_lines([float(k) for k in range(math.ceil(low), math.floor(high) + 1) if low < k < high],
+                                 low, high)
+            return
         levels = self.plot_item.getAxis("left").tickValues(low, high, max(self.view_box.height(), 60.0))
         self._grid.set_lines([v for v in (levels[0][1] if levels else []) if low < v < high], low, high)
 
@@ -421,6 +450,9 @@ class LivePlot(pg.PlotWidget):
         following = self.group.follow and self.group.window is not None
         self.marker_strip.set_range(x0, x1, self.group.window if following else None)
         if self.y_fixed is not None:
+            return
+        if self.log_y:
+            self._fit_decades(x0, x1)
             return
         top = self.y_min_top
         for curve in self._curves.values():

@@ -10,6 +10,8 @@ from typing import Any
 from app.cli.commands import command_help
 from app.cli.common import UsageError, print_json, stored_id
 from app.cli.exits import Exit
+from app.compare import dns_export
+from app.compare.dns import DnsLine, dns_comparison
 from app.compare.model import Cell, Comparison, build, load_inputs
 from app.compare.prices import parse_price, price_to_json
 from app.compare.table import csv_text, steadiness_lines, text_table
@@ -48,15 +50,17 @@ def _compare(bench: Workbench, args: argparse.Namespace) -> int:
         comparison = build(inputs, args.baseline, dict(args.price))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    dns_lines = dns_comparison(((run.record.id, run.record.host_name, run.results) for run in inputs),
+                               {run.record.id: run.record.started_at for run in inputs}).lines
     written = []
     if args.csv:
-        _write_text(Path(args.csv), csv_text(comparison))
+        _write_text(Path(args.csv), csv_text(comparison, dns_lines))
         written.append(f"CSV: {args.csv}")
     if args.pdf:
         pages = _write_pdf(bench, args)
         written.append(f"PDF: {args.pdf} ({pages} page{'s' if pages != 1 else ''})")
     if args.json:
-        print_json(comparison_json(comparison))
+        print_json(comparison_json(comparison, dns_lines))
         for line in written:   # stdout stays one JSON document
             print(line, file=sys.stderr)
         return Exit.OK
@@ -146,8 +150,9 @@ def dns_json(item: DnsPass) -> dict[str, Any]:
             "slowest": item.slowest, "cdf": item.cdf}
 
 
-def comparison_json(comparison: Comparison) -> dict[str, Any]:
-    """The comparison for scripts: metrics, one entry per server with its cells, summary and caveats."""
+def comparison_json(comparison: Comparison, dns_lines: tuple[DnsLine, ...] = ()) -> dict[str, Any]:
+    """The comparison for scripts: metrics, one entry per server with its cells, summary and caveats; the dns
+    runs' every resolver and pass with their verdicts (dns_lines, as the CSV, the Compare tab and the PDF)."""
     return {
         "metrics": [{"key": m.key, "test": m.test, "label": m.label, "unit": m.unit, "better": m.better}
                     for m in comparison.metrics],
@@ -165,4 +170,5 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "summary": comparison.summary(),
         "winners": comparison.winners(),
         "caveats": comparison.caveat_lines(),
+        **({"dns_lines": [dns_export.line_json(line) for line in dns_lines]} if dns_lines else {}),
     }

@@ -51,6 +51,7 @@ class DnsLine:
     cdf: tuple[tuple[float, float], ...] = ()    # (ms, share answered within it), as stored
     slowest: tuple[Mapping[str, Any], ...] = ()  # {"name", "type", "ms" (None: timeout), "rcode"}
     verdicts: Mapping[str, str] = field(default_factory=dict)     # "p50_ms" / "p99_ms" / "timeouts" -> text
+    note: str = ""      # what the figures may hold besides the resolver (a cache an earlier run filled)
 
     @property
     def timeouts(self) -> int:
@@ -173,16 +174,40 @@ def _judge(lines: list[DnsLine]) -> dict[tuple[str, str], dict[str, str]]:
     return out
 
 
-def dns_comparison(runs: Iterable[tuple[int, str, Sequence[Any]]]) -> DnsComparison:
-    """(run id, host, results) of the compared runs -> their dns lines, named and judged per pass."""
+def warm_before(lines: Sequence[DnsLine], started: Mapping[int, Any]) -> dict[tuple[int, str], str]:
+    """(run id, resolver) -> a note for each cold pass that began after another compared run had asked the same
+    resolver: that run may have filled its cache, so this "cold" pass may have been warm (one resolver asked
+    from several hosts one after another)."""
+    asked: dict[str, list[tuple[Any, int, str]]] = {}
+    for line in lines:
+        run = (started.get(line.run_id), line.run_id, line.host)
+        if run[0] is not None and run not in asked.get(line.resolver, []):
+            asked.setdefault(line.resolver, []).append(run)
+    out = {}
+    for resolver, runs in asked.items():
+        runs.sort(key=lambda item: (item[0], item[1]))
+        for index, (_at, run_id, _host) in enumerate(runs[1:], start=1):
+            earlier = ", ".join(f"{host} (run {other})" for _at2, other, host in runs[:index])
+            out[(run_id, resolver)] = (f"cold pass after {earlier} had asked {resolver}: its cache may have been "
+                                       f"warm (run each host's cold pass against a fresh cache to compare them)")
+    return out
+
+
+def dns_comparison(runs: Iterable[tuple[int, str, Sequence[Any]]],
+                   started: Mapping[int, Any] | None = None) -> DnsComparison:
+    """(run id, host, results) of the compared runs -> their dns lines, named and judged per pass.
+
+    started: run id -> when it started; a cold pass that began after another run asked its resolver is noted."""
     lines = [line for run_id, host, results in runs for line in run_lines(run_id, host, results)]
+    notes = warm_before(lines, started or {})
     out: list[DnsLine] = []
     passes = list(dict.fromkeys([*[p for p in PASSES if any(x.pass_ == p for x in lines)],
                                  *[x.pass_ for x in lines]]))
     for pass_ in passes:
         these = [line for line in lines if line.pass_ == pass_]
         labels, verdicts = _labels(these), _judge(these)
-        out += [DnsLine(**{**line.__dict__, "label": labels[line.key], "verdicts": verdicts.get(line.key, {})})
+        out += [DnsLine(**{**line.__dict__, "label": labels[line.key], "verdicts": verdicts.get(line.key, {}),
+                           "note": notes.get((line.run_id, line.resolver), "") if pass_ == "cold" else ""})
                 for line in these]
     return DnsComparison(tuple(out))
 

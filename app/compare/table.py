@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 
+from app.compare import dns_export
+from app.compare.dns import DnsLine
 from app.compare.model import NO_VALUE, Cell, Comparison
 from app.compare.prices import price_text
 from app.summary.base import Table
@@ -59,10 +62,11 @@ def _number(value: float | None) -> str:
     return "" if value is None else repr(float(value))   # full precision: the same number as the JSON
 
 
-def csv_text(comparison: Comparison) -> str:
+def csv_text(comparison: Comparison, dns_lines: Sequence[DnsLine] = ()) -> str:
     """Raw stored values (full precision, '.' decimals), each figure's verdict against its reference with
     the factor and its range (the numbers the summary, the JSON and the PDF print), a ratio column per figure
-    when there is a baseline, and the caveats per figure and per server."""
+    when there is a baseline, and the caveats per figure and per server. The dns runs' every resolver and
+    pass (dns_lines, app.compare.dns) follow after an empty row, with a header of their own."""
     baseline = comparison.baseline is not None
     priced = any(row.price is not None for row in comparison.rows)
     headers = list(CSV_FIXED) + (list(CSV_PRICE) if priced else [])
@@ -99,6 +103,9 @@ def csv_text(comparison: Comparison) -> str:
                               if m.key in row.cells and row.cells[m.key].best))
         line.append(" | ".join(c.text for c in row.caveats))
         writer.writerow(line)
+    if dns_lines:
+        writer.writerow([])
+        writer.writerows(dns_export.csv_rows(dns_lines))
     return out.getvalue()
 
 

@@ -219,7 +219,7 @@ class CompareExports(QObject):
         tab = self.tab
         if tab.comparison is None:
             return
-        text = csv_text(tab.comparison)
+        text = csv_text(tab.comparison, tab.dns_lines)
         self._busy("Writing CSV…")
         tab.run_job(write_text, path, text, what="CSV not written", on_failed=lambda _text: self._idle(),
                     on_done=lambda written: (self._idle(written), tab.show_status(f"CSV written — {written}")))

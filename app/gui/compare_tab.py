@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.compare.dbload import curves_of, dbload_runs
-from app.compare.dns import dns_comparison
+from app.compare.dns import DnsLine, dns_comparison
 from app.compare.model import Comparison, RunInput, build, load_inputs
 from app.compare.overlay import aligned, overlay_runs
 from app.errors import USER_ERRORS
@@ -56,6 +56,7 @@ class CompareTab(QWidget):
         self.pool = pool
         self.inputs: list[RunInput] = []
         self.comparison: Comparison | None = None
+        self.dns_lines: tuple[DnsLine, ...] = ()    # every resolver and pass of the dns runs shown (CSV too)
         self.baseline_run_id: int | None = None
         self.saved: SavedComparison | None = None
         self.saved_dialog: SavedComparisonsDialog | None = None
@@ -248,6 +249,7 @@ class CompareTab(QWidget):
             self.show_picker(False)   # the comparison gets the height; "Runs" unfolds the picker again
 
     def _show(self, baseline_run_id: int | None) -> None:
+        self.dns_lines = ()
         try:
             self.comparison = build(self.inputs, baseline_run_id, self.prices.prices)
             self.baseline_run_id = baseline_run_id
@@ -259,8 +261,9 @@ class CompareTab(QWidget):
             self.view.set_comparison(self.comparison)
             results = {item.record.id: item.results for item in self.inputs}
             self.view.set_dbload([curves_of(run) for run in dbload_runs(self.comparison, results)])
-            self.view.set_dns(dns_comparison((run.record.id, run.record.host_name, run.results)
-                                             for run in self.inputs).lines)
+            self.dns_lines = dns_comparison(((run.record.id, run.record.host_name, run.results) for run in self.inputs),
+                                            {run.record.id: run.record.started_at for run in self.inputs}).lines
+            self.view.set_dns(self.dns_lines)
         self._update_buttons()
 
     def set_baseline(self, run_id: int | None) -> None:
@@ -282,7 +285,7 @@ class CompareTab(QWidget):
         """Forget the comparison on screen (the stored runs and saved comparisons stay)."""
         self._serial += 1
         self.inputs = []
-        self.comparison = None
+        self.comparison, self.dns_lines = None, ()
         self.baseline_run_id = None
         self.saved = None
         self.prices.clear()

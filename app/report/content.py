@@ -165,8 +165,8 @@ def gather(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = Non
                       consistency(comparison, by_id),
                       tuple(sweeps([(row.label, run) for row in comparison.rows for run in row.runs],
                                    {run_id: item.results for run_id, item in by_id.items()})), tuple(loads),
-                      dns_comparison((item.record.id, item.record.host_name, item.results)
-                                     for item in inputs).lines)
+                      dns_comparison(((item.record.id, item.record.host_name, item.results) for item in inputs),
+                                     {item.record.id: item.record.started_at for item in inputs}).lines)
 
 
 def _overlay_order(overlay: Overlay) -> int:

@@ -20,18 +20,21 @@ from app.report.content import ReportData
 from app.report.pdf_charts import titled
 from app.report.pdf_pages import GRID, INK, MUTED, SMALL, SMALL_INK, Flow, Line, Style, font
 from app.report.pdf_tables import cell, table
-from widgets.host_colours import host_colours
+from widgets.dns_table import COLUMNS, line_cells
+from widgets.resolver_colours import resolver_colours
 
 DNS_CHART_HEIGHT = 230.0
 TITLE = Style(9.0, bold=True)
 KEY_ROW = 12.0
 SLOWEST_PRINTED = 10
 NEVER_BAR = 5.0
+# the Compare tab's columns the page has room for: all but the engine (said in the method notes)
+PDF_COLUMNS = tuple(range(2, len(COLUMNS) - 1))
 
 
 def dns_colours(lines: Sequence[DnsLine]) -> dict[str, QColor]:
-    """The same colours as the Compare tab (by the lines' labels)."""
-    return {label: QColor(colour) for label, colour in host_colours([x.label for x in lines], known=()).items()}
+    """The same colours as the Compare tab and the live charts (by the lines' labels: widgets.resolver_colours)."""
+    return {label: QColor(colour) for label, colour in resolver_colours(x.label for x in lines).items()}
 
 
 def key_text(line: DnsLine) -> str:
@@ -40,6 +43,16 @@ def key_text(line: DnsLine) -> str:
         share = 100.0 * line.never_share
         text += f" — never answered {share:.2g} %" if share < 10 else f" — never answered {share:.0f} %"
     return text
+
+
+def table_texts(lines: Sequence[DnsLine]) -> list[list[str]]:
+    """Per line, the texts of the PDF's counts table: "resolver, pass", then the Compare tab's own cells of
+    PDF_COLUMNS (one formatter: widgets.dns_table)."""
+    out = []
+    for line in lines:
+        cells = line_cells(line)
+        out.append([f"{line.label}, {line.pass_}"] + [cells[i] for i in PDF_COLUMNS])
+    return out
 
 
 def dns_block(flow: Flow, data: ReportData) -> None:
@@ -57,16 +70,11 @@ def dns_block(flow: Flow, data: ReportData) -> None:
     flow.gap(4.0)
     flow.place(DNS_CHART_HEIGHT, paint)
     flow.gap(6.0)
-    headers = ["Resolver, pass", "Answered", "NOERROR", "NXDOMAIN", "SERVFAIL", "Timeouts", "p50 ms", "p90 ms",
-               "p99 ms", "max ms", "Total s"]
+    headers = ["Resolver, pass"] + [COLUMNS[i] for i in PDF_COLUMNS]
     rows = []
-    for line in lines:
-        counts, lat = line.counts, line.latency
-        rows.append([cell(f"{line.label}, {line.pass_}", Style(8.0, bold=True, color=colours[line.label]))]
-                    + [cell(f"{int(counts.get(k, 0)):,}", right=True)
-                       for k in ("answered", "noerror", "nxdomain", "servfail", "timeouts")]
-                    + [cell(ms_text(lat.get(k)), right=True) for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")]
-                    + [cell(ms_text(line.total_s), right=True)])
+    for line, texts in zip(lines, table_texts(lines), strict=True):
+        rows.append([cell(texts[0], Style(8.0, bold=True, color=colours[line.label]))]
+                    + [cell(text, right=True) for text in texts[1:]])
     table(flow, headers, rows, fixed=1)
     flow.gap(4.0)
     verdicts = []
@@ -76,6 +84,7 @@ def dns_block(flow: Flow, data: ReportData) -> None:
             said = [f"{x.label} {x.verdicts[key]}" for x in these if x.verdicts.get(key)]
             if said:
                 verdicts.append(f"{pass_} pass, {name}: " + "; ".join(said))
+    verdicts += [f"Note: {x.label}, {x.note}" for x in lines if x.note]
     if verdicts:
         flow.text("Verdicts (lower is better; against the leader of each pass)", Style(8.5, bold=True), after=1.0,
                   keep=12.0)

@@ -207,6 +207,8 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
         raise ValueError("dns: resolvers=system, but {} names no nameserver on this host: give the resolvers, "
                          "e.g. resolvers=10.0.0.2,127.0.0.53".format(RESOLV_CONF))
     resolvers = parse_resolvers(params["resolvers"], system)
+    # every tick names all the run's resolvers: the live view colours each by its name among all of them
+    params = dict(params, resolver_names=[dns_replay.resolver_text(*r) for r in resolvers])
     listed = load_queries(ctx, params)
     prepared = dns_replay.Prepared(listed.queries, params["edns"] or None)
     if prepared.skipped:
@@ -255,7 +257,8 @@ def _replay_pass(ctx: Any, params: Dict[str, Any], group: Sequence[Tuple[str, in
         lanes_seen[lane.label] = lane
         ctx.emit("dns_tick", resolver=lane.label, second=second, t=round(wall0 + lane.start - mono0 + second + 1, 3),
                  answered=len(latencies), timeouts=timeouts_now, qps=round(len(latencies) / dns_replay.TICK_S, 1),
-                 lat_ms=dns_stats.tick_percentiles(latencies), **{"pass": pass_name})
+                 lat_ms=dns_stats.tick_percentiles(latencies), resolvers=params["resolver_names"],
+                 **{"pass": pass_name})
         if seconds:
             ctx.progress(phase, min(1.0, (second + 1) / seconds))
         else:
@@ -316,7 +319,8 @@ def _builtin_max(ctx: Any, params: Dict[str, Any], resolver: Tuple[str, int], pr
     def tick(second: int, latencies: List[float], timeouts: int) -> None:
         ctx.emit("dns_tick", resolver=label, second=second, t=round(wall0 + second + 1, 3),
                  answered=len(latencies), timeouts=timeouts, qps=round(len(latencies) / dns_replay.TICK_S, 1),
-                 lat_ms=dns_stats.tick_percentiles(latencies), **{"pass": "max"})
+                 lat_ms=dns_stats.tick_percentiles(latencies), resolvers=params["resolver_names"],
+                 **{"pass": "max"})
         ctx.progress(phase, min(1.0, (second + 1) / params["duration"]))
 
     columns, elapsed, stray = dns_fanout.replay_max(resolver, prepared, window, wait, params["duration"], processes,
@@ -344,7 +348,7 @@ def _dnsperf_pass(ctx: Any, path: str, params: Dict[str, Any], resolver: Tuple[s
         for at, qps in dns_dnsperf.ticks(text):
             ctx.emit("dns_tick", resolver=label, second=len(ticks), t=round(at, 3), answered=int(qps),
                      timeouts=None, qps=round(qps, 1), lat_ms={"p50": None, "p90": None, "p99": None},
-                     **{"pass": "max"})
+                     resolvers=params["resolver_names"], **{"pass": "max"})
             ticks.append((at, qps))
 
     with open(out_path, "wb") as out, open(out_path, "rb") as follow:

@@ -7,8 +7,10 @@ answer to a resent one) is ignored. The stub's schedule is explicit: timeouts (1
 send again (same id), wait 2 s, then it is a timeout. Latency is from the first send, as a client
 waits it. A truncated answer (TC bit) is asked again over TCP when tcp_fallback is on.
 
-Each query is stamped right after its own send and each answer right after its own recv: one time for a
-whole burst or batch would put the burst's (or batch's) duration into every latency of it.
+Each query is stamped right before its own send (as dnsperf does) and each answer with the kernel's time of
+its arrival (dns_clock; where there is none, right after its own recv): one time for a whole burst or batch
+would put the burst's (or batch's) duration into every latency of it, and a time taken after the read would
+put the client's own delays (waking up, reading the answers before it) into the resolver's latency.
 
 Interleaved: every resolver gets its own copy of the list and its own window, all in the same loop,
 so they see the same moments of the network; sequential: one resolver after the other (call once
@@ -24,7 +26,7 @@ import socket
 import time
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
 
-from . import dns_wire
+from . import dns_clock, dns_wire
 from .dns_stats import Columns
 from .dns_targets import Prepared, parse_resolver, resolver_text  # noqa: F401 - this module's API too
 
@@ -50,6 +52,7 @@ class Lane:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
         self.sock.connect(resolver)
         self.sock.setblocking(False)
+        self.kernel_stamps = dns_clock.enable(self.sock)
         self.sent = 0
         self.done = 0
         self.inflight = {}  # type: Dict[int, int]   # id -> sequence number
@@ -181,6 +184,11 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
     next_check = start + STOP_CHECK_S
     interval = 1.0 / rate if rate else 0.0
     active = list(range(len(lanes)))
+    clock_offset = dns_clock.offset()
+    arrival, space = dns_clock.arrival, dns_clock.ANCILLARY_SPACE
+    # kernel stamps make the loop's wake-up time irrelevant to a latency: the next send can be waited for to
+    # the microsecond (a sleep), not to poll's millisecond, which would send a rate's queries in pairs
+    fine_pacing = bool(interval) and all(lane.kernel_stamps for lane in lanes)
 
     def finish(lane: Lane, seq: int, now: float, code: Optional[int], via: str) -> None:
         if code is None:
@@ -259,6 +267,7 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                 seq = lane.sent
                 qid = new_id(now)
                 message = pack(qid, flags, 1, 0, 0, arcount) + bodies[seq % n]
+                sent_at = monotonic()
                 try:
                     send(message)
                 except OSError as exc:
@@ -270,7 +279,6 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                     lane.icmp_errors += 1
                     with contextlib.suppress(OSError):
                         send(message)
-                sent_at = monotonic()
                 lane.sent = seq + 1
                 first.append(sent_at)
                 latency.append(None)
@@ -298,8 +306,14 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
         for ask in tcp.values():
             if ask.deadline < wake:
                 wake = ask.deadline
-        wait_ms = max(0, int((wake - now) * 1000.0 + 0.999))
-        events = poller.poll(wait_ms)
+        if fine_pacing:
+            events = poller.poll(max(0, int((wake - now) * 1000.0)))
+            if not events:
+                now = monotonic()
+                if wake > now:
+                    time.sleep(wake - now)
+        else:
+            events = poller.poll(max(0, int((wake - now) * 1000.0 + 0.999)))
         now = monotonic()
         for fd, event in events:
             lane = by_fd.get(fd)
@@ -308,11 +322,16 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                 if ask is not None:
                     tcp_event(ask, event, now)
                 continue
-            recv, inflight, quarantine = lane.sock.recv, lane.inflight, lane.quarantine
+            recv, recvmsg, stamps = lane.sock.recv, lane.sock.recvmsg, lane.kernel_stamps
+            inflight, quarantine = lane.inflight, lane.quarantine
             first, latency, rcode, tries, tick_lat = lane.first, lane.latency, lane.rcode, lane.tries, lane.tick_lat
+            ancillary = ()  # type: Any
             while True:
                 try:
-                    data = recv(RECV_SIZE)
+                    if stamps:
+                        data, ancillary, _flags, _from = recvmsg(RECV_SIZE, space)
+                    else:
+                        data = recv(RECV_SIZE)
                 except (BlockingIOError, InterruptedError):
                     break
                 except ConnectionRefusedError:
@@ -339,7 +358,10 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                     quarantine[qid] = now + QUARANTINE_S
                     go_tcp(lane, seq, qid, now)
                     continue
-                ms = (now - first[seq]) * 1000.0
+                arrived = arrival(ancillary, clock_offset) if ancillary else None
+                if arrived is None or not first[seq] <= arrived <= now:
+                    arrived = now
+                ms = (arrived - first[seq]) * 1000.0
                 latency[seq] = ms
                 rcode[seq] = data[3] & 0x0F
                 tick_lat.append(ms)
@@ -386,6 +408,7 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                     lane.tick_lat, lane.tick_timeouts = [], 0
         if now >= next_check:
             next_check = now + STOP_CHECK_S
+            clock_offset = dns_clock.offset()
             if should_stop is not None:
                 should_stop()
     if on_tick is not None:   # the last, partial second
