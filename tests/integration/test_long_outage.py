@@ -131,7 +131,8 @@ def test_a_run_over_a_three_minute_outage_is_collected_complete_without_a_hand_c
     assert seqs == list(range(1, len(seqs) + 1))
     assert any(e["type"] == "done" for e in events)
     steps = [b - a for a, b in zip(cpu.t, cpu.t[1:], strict=False)]
-    assert steps and min(steps) > 0 and max(steps) < 1.8 * INTERVAL
+    # a gap of a tick or two may come from a loaded host; a lost stretch of the outage is minutes
+    assert steps and min(steps) > 0 and max(steps) < 2.5 * INTERVAL
     assert len(cpu.t) >= (MEASURE + 1) / INTERVAL
     assert cpu.t[-1] - cpu.t[0] >= MEASURE
     assert not run_dir.exists()
