@@ -3,12 +3,12 @@
 Each worker has its own descriptor and a page-aligned mmap buffer (O_DIRECT needs aligned memory,
 which bytes objects are not): preadv/pwritev into it on 3.7+, lseek + readv/writev on 3.6 (the
 descriptor is the worker's own, so the seek is safe). One worker runs in this thread; more run in
-forked processes (two per CPU, each running its share of the workers as threads) sending their figures
-back over a pipe: the threads of one process contend for the GIL after every syscall and fall behind fio
-at 16 workers, and a process per worker spends more CPU per I/O than a few threads sharing a lock (see
-the report in benchmarks/). Latency: perf_counter
-around each I/O (write + fdatasync counts as one I/O) into a Histogram; I/Os started in the warm-up
-are not counted.
+forked processes (one per CPU, each running its share of the workers as threads) sending their figures
+back over a pipe: the threads of one process alone contend for its GIL after every syscall and fall behind
+fio at 16 workers, while every further process costs CPU per I/O (its own interpreter's memory to bring
+back into the caches and TLB at each switch to it): 2 or 4 processes per CPU, or one per worker, spent
+more than one per CPU (see the report in benchmarks/). Latency: perf_counter around each I/O (write +
+fdatasync counts as one I/O) into a Histogram; I/Os started in the warm-up are not counted.
 """
 import bisect
 import contextlib
@@ -35,7 +35,7 @@ STOP_CHECK_SECONDS = 0.05   # between looks at the stop flag / the parent
 # "mixed": workers spread as threads over a few forked processes (see process_count); "processes": one
 # forked process per worker; "threads": all in this process (for comparison)
 WORKER_MODE = "mixed"
-PROCESSES_PER_CPU = 2    # "mixed": processes per CPU, the workers spread over them as threads
+PROCESSES_PER_CPU = 1    # "mixed": processes per CPU, the workers spread over them as threads
 HAS_PV = hasattr(os, "preadv") and hasattr(os, "pwritev")
 
 
@@ -278,8 +278,8 @@ def _fork_worker(job: Dict[str, Any], direct: bool, seeds: List[int], t_start: f
 
 def process_count(workers: int) -> int:
     """How many processes carry `workers` workers, each running its share as threads: a process per
-    worker costs more CPU per I/O (each its own interpreter to keep in cache) than sharing a lock by a
-    few threads does, and one process alone is bound by its lock."""
+    worker costs more CPU per I/O (each its own interpreter to keep in cache) than sharing a lock by
+    threads does, and one process alone is bound by its lock: one per CPU (two at least)."""
     if WORKER_MODE == "processes":
         return workers
     return max(1, min(workers, PROCESSES_PER_CPU * max(os.cpu_count() or 1, 2)))
