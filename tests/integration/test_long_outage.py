@@ -109,7 +109,12 @@ def test_a_run_over_a_three_minute_outage_is_collected_complete_without_a_hand_c
 
     # the next start of Benchbay collects it: no `runs attach` typed
     monitor = far_host.benchbay("monitor", far_host.name, "--seconds", "1")
-    _out, err_text = monitor.communicate(timeout=180)
+    try:
+        _out, err_text = monitor.communicate(timeout=180)
+    finally:
+        if monitor.poll() is None:
+            monitor.kill()
+            monitor.communicate()
     assert monitor.returncode == 0, err_text
     assert f"run {run.id} on {far_host.name}: re-attached after its link was lost; stored as done" in err_text
 
