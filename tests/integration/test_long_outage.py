@@ -19,7 +19,7 @@ import pytest
 from remote.run_link import DEFAULT_RECONNECT_BUDGET
 from storage.db import open_store
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]   # about 4 min; more on a loaded machine
 INTERVAL = 1.0
 MEASURE = 90          # seconds of the idle test's measure phase
 WARMUP = 1
