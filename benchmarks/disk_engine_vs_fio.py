@@ -117,8 +117,8 @@ def main() -> int:
                 print(f"  rounds: ratio min {ratios[0]:.3f} median {statistics.median(ratios):.3f} "
                       f"max {ratios[-1]:.3f}; load after each round {' / '.join(f'{x:.1f}' for x in loads)}",
                       flush=True)
-            print(f"  CPU per I/O, median: fio {statistics.median(cpu['fio']):.1f} us, built-in "
-                  f"{statistics.median(cpu['builtin']):.1f} us", flush=True)
+            spans = {e: "/".join(f"{x:.1f}" for x in (min(v), statistics.median(v), max(v))) for e, v in cpu.items()}
+            print(f"  CPU per I/O, min/median/max: fio {spans['fio']} us, built-in {spans['builtin']} us", flush=True)
         print(f"# built-in flags, last job: {runs['builtin'][-1]['flags']}; load average at the end: "
               f"{os.getloadavg()[0]:.1f}")
     finally:

@@ -3,14 +3,16 @@
 Each worker has its own descriptor and a page-aligned mmap buffer (O_DIRECT needs aligned memory,
 which bytes objects are not): preadv/pwritev into it on 3.7+, lseek + readv/writev on 3.6 (the
 descriptor is the worker's own, so the seek is safe). One worker runs in this thread; more run in
-forked processes (two per CPU, each running its share of the workers as threads) sending their figures
-back over a pipe: the threads of one process contend for the GIL after every syscall and fall behind fio
-at 16 workers, and a process per worker spends more CPU per I/O than a few threads sharing a lock (see
-the report in benchmarks/). Latency: perf_counter
-around each I/O (write + fdatasync counts as one I/O) into a Histogram; I/Os started in the warm-up
-are not counted.
+forked processes (one per CPU, each running its share of the workers as threads) sending their figures
+back over a pipe: the threads of one process alone contend for its GIL after every syscall and fall behind
+fio at 16 workers, while every further process costs CPU per I/O (its own interpreter's memory to bring
+back into the caches and TLB at each switch to it): 2 or 4 processes per CPU, or one per worker, spent
+more than one per CPU (see the report in benchmarks/). Latency: perf_counter around each I/O (write +
+fdatasync counts as one I/O) into a Histogram; I/Os started in the warm-up are not counted.
 """
+import bisect
 import contextlib
+import gc
 import json
 import math
 import mmap
@@ -23,20 +25,18 @@ import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - List in a type comment
 
 from .common import interval_count, rate_interval, rates
-from .disk_latency import MIN_S as HIST_MIN_S
+from .disk_latency import UPPER as HIST_UPPER
 from .disk_latency import Histogram
-from .disk_latency import K as HIST_K
 
 ENGINE = "builtin"
 START_DELAY = 0.05       # seconds: all workers start on the same clock tick
 PROGRESS_EVERY = 0.5     # seconds
-STOP_CHECK_EVERY = 64    # I/Os between looks at the stop flag / the parent
+STOP_CHECK_SECONDS = 0.05   # between looks at the stop flag / the parent
 # "mixed": workers spread as threads over a few forked processes (see process_count); "processes": one
 # forked process per worker; "threads": all in this process (for comparison)
 WORKER_MODE = "mixed"
-PROCESSES_PER_CPU = 2    # "mixed": processes per CPU, the workers spread over them as threads
+PROCESSES_PER_CPU = 1    # "mixed": processes per CPU, the workers spread over them as threads
 HAS_PV = hasattr(os, "preadv") and hasattr(os, "pwritev")
-HIST_INV_MIN = 1.0 / HIST_MIN_S
 
 
 def version() -> str:
@@ -67,9 +67,34 @@ def describe(job: Dict[str, Any], direct: bool, mode: str) -> str:
     return "{}, {}, bs={}, {} {}, {}".format("|".join(names), call, job["bs"], job["workers"], mode, order)
 
 
+def _io_call(writing: bool, fdatasync: bool) -> Any:
+    """The one call an I/O makes, (fd, bufs, offset): preadv/pwritev themselves where they exist, else a
+    function (a sync write or an lseek on 3.6 costs far more than the extra Python call)."""
+    if HAS_PV and not fdatasync:
+        return os.pwritev if writing else os.preadv  # novermin - only where HAS_PV
+
+    def io(fd: int, bufs: List[Any], offset: int) -> None:
+        if HAS_PV:
+            os.pwritev(fd, bufs, offset)  # novermin - only where HAS_PV
+        else:
+            os.lseek(fd, offset, os.SEEK_SET)
+            if writing:
+                os.writev(fd, bufs)
+            else:
+                os.readv(fd, bufs)
+        if fdatasync:
+            os.fdatasync(fd)
+    return io
+
+
 def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
             should_stop: Any) -> Dict[str, Any]:
-    """Runs I/Os until the job's end; returns {"hist", "ios", "bytes", "first", "last", "per_interval"}."""
+    """Runs I/Os until the job's end; returns {"hist", "ios", "bytes", "first", "last", "per_interval"}.
+
+    Every Python operation in the measured loop costs CPU that fio does not spend, so the loop holds only
+    what each I/O needs: its offset, two clock reads, one bisect into the histogram and total/min/max. The
+    count of I/Os is the histogram's, an interval's is the difference of two such counts; interval ends, the
+    window's end and the stop flag are looked at only once the clock passes the nearest of them (`mark`)."""
     flags, _ = open_flags(job, direct)
     fd = os.open(job["file"], flags)
     bs = int(job["bs"])
@@ -78,86 +103,89 @@ def _worker(job: Dict[str, Any], direct: bool, seed: int, t_start: float,
     bufs = [buf]
     writing = job["rw"] in ("write", "randwrite")
     rand = job["rw"].startswith("rand")
-    fdatasync = writing and job.get("sync") == "fdatasync"
+    io = _io_call(writing, writing and job.get("sync") == "fdatasync")
     blocks = max(1, int(job["size"]) // bs)
-    # random() is one C call; randrange() is several Python ones, per I/O (blocks < 2**53: uniform enough)
-    rnd = random.Random(seed).random
+    # random() is one C call; randrange() is several Python ones, per I/O (blocks < 2**53: uniform enough);
+    # floor() returns an int without int()'s argument tuple
+    rnd, floor = random.Random(seed).random, math.floor
     hist = Histogram()
-    # the histogram's record() inlined: a method call per I/O costs what fio spends on the whole I/O
-    counts, log, k, last_bucket = hist.counts, math.log, HIST_K, len(hist.counts) - 1
+    counts, upper, bucket = hist.counts, HIST_UPPER, bisect.bisect_right
     total, low, high = 0.0, math.inf, 0.0
     perf = time.perf_counter
     warm_end = t_start + float(job["warmup"])
     end = warm_end + float(job["runtime"])
-    ios = 0
     first = last = 0.0
     interval, slots = _intervals(job)
-    per_interval = [0] * slots   # I/Os completed in each interval of the measured window
-    slot, slot_end = 0, warm_end + interval
+    per_interval = [0] * (slots + 1)   # the last: I/Os that end past the window (in the IOPS, in no interval)
     position = (seed % blocks) if not rand else 0
     if not rand and job["workers"] > 1:
         position = (blocks // job["workers"]) * (seed % job["workers"])
-    read = os.preadv if HAS_PV and not writing else None  # novermin - only where HAS_PV
-    write = os.pwritev if HAS_PV and writing else None  # novermin - only where HAS_PV
     try:
         delay = t_start - perf()
         if delay > 0:
             time.sleep(delay)
-        n = 0
-        while True:
+        stopped = False
+        next_stop = perf() + STOP_CHECK_SECONDS
+        while True:   # the warm-up: I/Os that start before warm_end are done but not counted
             if rand:
-                offset = int(rnd() * blocks) * bs
+                offset = floor(rnd() * blocks) * bs
             else:
                 offset = position * bs
                 position = position + 1 if position + 1 < blocks else 0
             t0 = perf()
-            if read is not None:
-                read(fd, bufs, offset)
-            elif write is not None:
-                write(fd, bufs, offset)
-            else:
-                os.lseek(fd, offset, os.SEEK_SET)
-                if writing:
-                    os.writev(fd, bufs)
-                else:
-                    os.readv(fd, bufs)
-            if fdatasync:
-                os.fdatasync(fd)
-            t1 = perf()
             if t0 >= warm_end:
+                break
+            io(fd, bufs, offset)
+            if t0 >= next_stop:
+                next_stop = t0 + STOP_CHECK_SECONDS
+                if should_stop():
+                    stopped = True
+                    break
+        if not stopped:
+            first = t1 = t0
+            slot, slot_end = 0, warm_end + interval
+            base = 0   # measured I/Os that ended before this slot: an interval's count is a difference of sums
+            mark = min(slot_end, end, next_stop)
+            while True:
+                io(fd, bufs, offset)
+                t1 = perf()
                 took = t1 - t0
-                if took > HIST_MIN_S:
-                    index = int(log(took * HIST_INV_MIN) * k)
-                    counts[index if index < last_bucket else last_bucket] += 1
-                else:
-                    counts[0] += 1
+                counts[bucket(upper, took)] += 1
                 total += took
                 if took < low:
                     low = took
                 if took > high:
                     high = took
-                if not ios:
-                    first = t0
-                ios += 1
-                last = t1
-                while t1 >= slot_end and slot < slots:
-                    slot += 1
-                    slot_end += interval
-                if slot < slots:
-                    per_interval[slot] += 1
-            if t1 >= end:
-                break
-            n += 1
-            if n >= STOP_CHECK_EVERY:
-                n = 0
-                if should_stop():
-                    break
+                if t1 >= mark:
+                    if t1 >= slot_end and slot < slots:
+                        done = sum(counts) - 1   # this I/O ended in a later slot
+                        while t1 >= slot_end and slot < slots:
+                            per_interval[slot] = done - base
+                            base = done
+                            slot += 1
+                            slot_end += interval
+                    if t1 >= end:
+                        break
+                    if t1 >= next_stop:
+                        next_stop = t1 + STOP_CHECK_SECONDS
+                        if should_stop():
+                            break
+                    mark = min(slot_end, end, next_stop)
+                if rand:
+                    offset = floor(rnd() * blocks) * bs
+                else:
+                    offset = position * bs
+                    position = position + 1 if position + 1 < blocks else 0
+                t0 = perf()
+            last = t1
+            per_interval[slot] = sum(counts) - base   # the slot of the last I/O (past the window: the extra one)
     finally:
         os.close(fd)
         buf.close()
+    ios = sum(counts)
     hist.count, hist.total, hist.min, hist.max = ios, total, low, high
     return {"hist": hist.to_state(), "ios": ios, "bytes": ios * bs, "first": first, "last": last,
-            "per_interval": per_interval}
+            "per_interval": per_interval[:slots]}
 
 
 def _intervals(job: Dict[str, Any]) -> Tuple[float, int]:
@@ -230,6 +258,8 @@ def _fork_worker(job: Dict[str, Any], direct: bool, seeds: List[int], t_start: f
             os.close(read_end)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            # no cycles are made here; a collection would walk (and copy, page by page) the parent's objects
+            gc.disable()
             try:
                 out = _threads_here(job, direct, seeds, t_start, lambda: os.getppid() != parent)
             except OSError as exc:
@@ -248,8 +278,8 @@ def _fork_worker(job: Dict[str, Any], direct: bool, seeds: List[int], t_start: f
 
 def process_count(workers: int) -> int:
     """How many processes carry `workers` workers, each running its share as threads: a process per
-    worker costs more CPU per I/O (each its own interpreter to keep in cache) than sharing a lock by a
-    few threads does, and one process alone is bound by its lock."""
+    worker costs more CPU per I/O (each its own interpreter to keep in cache) than sharing a lock by
+    threads does, and one process alone is bound by its lock: one per CPU (two at least)."""
     if WORKER_MODE == "processes":
         return workers
     return max(1, min(workers, PROCESSES_PER_CPU * max(os.cpu_count() or 1, 2)))

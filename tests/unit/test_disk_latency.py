@@ -56,3 +56,19 @@ def test_extremes_are_clamped_to_what_was_seen() -> None:
         hist.record(v)
     assert hist.count == 3
     assert hist.percentile(1) <= 1.02e-6 and hist.percentile(100) == pytest.approx(500.0)   # sub-µs: first bucket
+
+
+def test_a_bisect_into_the_upper_edges_finds_the_bucket_record_uses() -> None:
+    """The built-in disk engine's loop buckets a latency with one bisect; it must land where record() would."""
+    import bisect
+
+    from remote.agent.disk_latency import BUCKETS, MAX_S, MIN_S, UPPER
+
+    rng = random.Random(7)
+    values = [math.exp(rng.uniform(math.log(1e-8), math.log(1e3))) for _ in range(100_000)]
+    values += [0.0, MIN_S, MIN_S * 1.0001, MAX_S, MAX_S * 10, 1e9]
+    for value in values:
+        by_record = Histogram()
+        by_record.record(value)
+        assert by_record.counts[bisect.bisect_right(UPPER, value)] == 1, value
+    assert len(UPPER) == BUCKETS - 1
