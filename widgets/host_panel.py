@@ -239,12 +239,6 @@ class HostPanel(QWidget):
         if key == "util":
             self.show_device()
 
-    def finish(self) -> None:
-        """Make the charts not made yet now."""
-        while self._pending:
-            self._build_plot()
-        self.charts_built.emit()
-
     def show_dbload(self) -> None:
         """The load's charts from its first second on (built once), then its step line kept current."""
         if not self.series.dbload.active:
