@@ -59,9 +59,8 @@ def problems_of(top, screen: QRect) -> list[str]:
     return found + cut_off_texts(top) + hidden_toolbar_actions(top)
 
 
-# every screen and scale in the light theme; the dark one (other colours, the same paddings) at the extremes
-CASES = [(size, scale, LIGHT) for size in SCREENS for scale in SCALES] + [
-    ((1280, 720), 2, DARK), ((1920, 1080), 1, DARK)]
+# every screen and scale, light and dark
+CASES = [(size, scale, scheme) for scheme in (LIGHT, DARK) for size in SCREENS for scale in SCALES]
 
 
 @pytest.mark.parametrize(("size", "scale", "styled"), CASES, indirect=["styled"],
