@@ -53,9 +53,10 @@ class Dashboard(QWidget):
     device_changed = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None, window: float | None = DEFAULT_WINDOW,
-                 mode: str = MODE_GRID) -> None:
+                 mode: str = MODE_GRID, gradual: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("dashboard")
+        self.gradual = gradual   # host panels make their charts one per event-loop pass (stored runs)
         self.grid_group = PlotGroup(self, window=window, active=mode == MODE_GRID)
         self.overlay_group = PlotGroup(self, window=window, active=mode == MODE_OVERLAY)
         self.series: dict[str, HostSeries] = {}
@@ -173,7 +174,7 @@ class Dashboard(QWidget):
 
     def _build_panel(self, name: str) -> HostPanel:
         series = self.series[name]
-        panel = HostPanel(series, self.colours()[name], self.grid_group)
+        panel = HostPanel(series, self.colours()[name], self.grid_group, gradual=self.gradual)
         panel.header.device_chosen.connect(self.set_device)
         self.panels.built[name] = panel
         panel.set_time(self.time_mode)

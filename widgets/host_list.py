@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QListWidget,
@@ -53,13 +53,28 @@ class HostDelegate(QStyledItemDelegate):
     """Two lines per host (bold name, grey address) and a round status mark or a spinner."""
 
     ROW_HEIGHT = 46
+    LEFT, MARK, RIGHT = 10, 22, 8   # padding, status mark and its gap, padding: the room around the text
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.spin_angle = 0
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
-        return QSize(option.rect.width() or 200, self.ROW_HEIGHT)
+        """The width that shows the name and the address whole (a status message may be elided: its
+        tooltip holds it)."""
+        name_font, sub_font = self.fonts(option.font)
+        text = max(QFontMetrics(name_font).horizontalAdvance(index.data(NAME_ROLE) or ""),
+                   QFontMetrics(sub_font).horizontalAdvance(index.data(SUBTITLE_ROLE) or ""))
+        return QSize(self.LEFT + self.MARK + text + self.RIGHT + 1, self.ROW_HEIGHT)
+
+    @staticmethod
+    def fonts(font: QFont) -> tuple[QFont, QFont]:
+        """The bold name's font and the smaller address's."""
+        name_font = QFont(font)
+        name_font.setBold(True)
+        sub_font = QFont(font)
+        sub_font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
+        return name_font, sub_font
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
@@ -75,7 +90,7 @@ class HostDelegate(QStyledItemDelegate):
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         palette = option.palette
         text_colour = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
-        rect = option.rect.adjusted(10, 5, -8, -5)
+        rect = option.rect.adjusted(self.LEFT, 5, -self.RIGHT, -5)
 
         # status mark on the left
         status = index.data(STATUS_ROLE) or STATUS_UNKNOWN
@@ -95,9 +110,8 @@ class HostDelegate(QStyledItemDelegate):
             painter.setBrush(colour)
             painter.drawEllipse(mark)
 
-        text_rect = rect.adjusted(22, 0, 0, 0)
-        name_font = QFont(option.font)
-        name_font.setBold(True)
+        text_rect = rect.adjusted(self.MARK, 0, 0, 0)
+        name_font, sub_font = self.fonts(option.font)
         painter.setFont(name_font)
         painter.setPen(text_colour)
         half = text_rect.height() // 2
@@ -106,8 +120,6 @@ class HostDelegate(QStyledItemDelegate):
                                                 name_rect.width())
         painter.drawText(name_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
 
-        sub_font = QFont(option.font)
-        sub_font.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.9))
         painter.setFont(sub_font)
         sub_colour = QColor(text_colour)
         if not selected:
@@ -136,6 +148,8 @@ class HostList(QListWidget):
         # several hosts can be monitored at once; edit, remove and facts act on the current one
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setUniformItemSizes(True)
+        # a name is never cut to "lo…": the list is as wide as its widest name or address (minimumSizeHint)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setMouseTracking(True)
         self._delegate = HostDelegate(self)
         self.setItemDelegate(self._delegate)
@@ -147,6 +161,14 @@ class HostList(QListWidget):
         self.itemActivated.connect(lambda item: self.host_activated.emit(item.data(NAME_ROLE)))
 
     # -- content ---------------------------------------------------------------------------------
+
+    def minimumSizeHint(self) -> QSize:
+        """Narrow, but never narrower than the widest host's name and address."""
+        hint = super().minimumSizeHint()
+        widest = max((self.sizeHintForIndex(self.model().index(row, 0)).width() for row in range(self.count())),
+                     default=0)
+        chrome = 2 * self.frameWidth() + self.verticalScrollBar().sizeHint().width()
+        return QSize(max(hint.width(), widest + chrome), hint.height())
 
     def set_hosts(self, specs: list[HostView]) -> None:
         """Show these hosts (`local` first); keeps statuses, messages and the selection by name."""
@@ -168,6 +190,7 @@ class HostList(QListWidget):
             self._specs[spec.name] = spec
             self._update_tooltip(item)
         self.blockSignals(False)
+        self.updateGeometry()   # a longer name widens the list
         if current and current in self._specs:
             self.select_host(current)
         elif self.count():

@@ -1,7 +1,8 @@
 """One host's graphs (disk, CPU, load, memory) and its header line (name, status, disk picker)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -137,9 +138,15 @@ class HostHeader(QWidget):
 
 
 class HostPanel(QWidget):
-    """The graphs of one host: %util, aqu-sz, IOPS, MB/s, await, CPU stacked, load, Dirty/Writeback."""
+    """The graphs of one host: %util, aqu-sz, IOPS, MB/s, await, CPU stacked, load, Dirty/Writeback.
 
-    def __init__(self, series: HostSeries, colour: str, group: PlotGroup, parent: QWidget | None = None) -> None:
+    gradual: the charts are made one per event-loop pass (each says "loading…" until then), so opening a
+    stored run never freezes the window: eight charts cost seconds on a loaded machine."""
+
+    charts_built = Signal()   # every chart is made
+
+    def __init__(self, series: HostSeries, colour: str, group: PlotGroup, parent: QWidget | None = None,
+                 gradual: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("hostPanel")
         self.series = series
@@ -163,32 +170,74 @@ class HostPanel(QWidget):
         grid = QGridLayout()
         grid.setSpacing(4)
         layout.addLayout(grid, 1)
-        for index, (key, title, short, y_range, min_top, curves) in enumerate(PANEL_PLOTS):
-            # every chart has its time axis: with two hosts side by side the top ones are far from the bottom
-            plot = LivePlot(title, group=group, y_range=y_range, y_min_top=min_top,
-                            legend=len(curves) > 1 or key == "cpu", short_title=short)
-            plot.setMinimumHeight(PLOT_MIN_HEIGHT)
-            plot.set_y_label(Y_LABELS[key])
-            for curve_key, name, buffer_key, role in curves:
-                # the second curve of a pair (w/s beside r/s) is dashed: a shade of the host's colour alone
-                # is too close to tell apart, and another hue would belong to another host
-                plot.add_curve(curve_key, name, self._colour_of(role, plot), series.buffer(buffer_key),
-                               dashed=role == COMPANION)
-            if key == "cpu":
-                plot.add_stack([(k, k, CPU_COLOURS[k]) for k in CPU_STACK],
-                               [series.host[f"stack.{k}"] for k in CPU_STACK])
-            self.plots[key] = plot
-            row = index // 2
-            grid.addWidget(plot, row, index % 2)
-            grid.setRowStretch(row, 1)
+        self._grid = grid
+        self._time_mode = CLOCK
+        self._strip: list[StripMarker] = []
+        self._pending = list(range(len(PANEL_PLOTS)))   # charts not made yet (gradual: one per pass)
+        self.placeholders: dict[str, QLabel] = {}
+        if gradual:
+            for index, (key, title, *_rest) in enumerate(PANEL_PLOTS):
+                note = QLabel(f"{title}: loading…")
+                note.setObjectName("chartLoading")
+                note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+                note.setStyleSheet(f"color: {MUTED};")
+                note.setMinimumHeight(PLOT_MIN_HEIGHT)
+                self.placeholders[key] = note
+                grid.addWidget(note, index // 2, index % 2)
+                grid.setRowStretch(index // 2, 1)
+            chart_queue().add(self)
+        else:
+            while self._pending:
+                self._build_plot()
         self.marker_key = MarkerKey()   # what the numbered marker tags stand for
         layout.addWidget(self.marker_key)
         # what %util means is said once above all hosts (Dashboard.util_note), not per host nor over the chart
-        self._time_mode = CLOCK
         self.update_devices()
         self.update_netfs()
         self.show_dbload()
         self.show_dns()
+
+    @property
+    def complete(self) -> bool:
+        """Whether every chart is made (a gradual panel makes one per event-loop pass)."""
+        return not self._pending
+
+    def build_next(self) -> None:
+        """Make the next chart not made yet (the chart queue calls this once per pass)."""
+        if self._pending:
+            self._build_plot()
+            if not self._pending:
+                self.charts_built.emit()
+
+    def _build_plot(self) -> None:
+        index = self._pending.pop(0)
+        key, title, short, y_range, min_top, curves = PANEL_PLOTS[index]
+        # every chart has its time axis: with two hosts side by side the top ones are far from the bottom
+        plot = LivePlot(title, group=self.group, y_range=y_range, y_min_top=min_top,
+                        legend=len(curves) > 1 or key == "cpu", short_title=short)
+        plot.setMinimumHeight(PLOT_MIN_HEIGHT)
+        plot.set_y_label(Y_LABELS[key])
+        for curve_key, name, buffer_key, role in curves:
+            # the second curve of a pair (w/s beside r/s) is dashed: a shade of the host's colour alone
+            # is too close to tell apart, and another hue would belong to another host
+            plot.add_curve(curve_key, name, self._colour_of(role, plot), self.series.buffer(buffer_key),
+                           dashed=role == COMPANION)
+        if key == "cpu":
+            plot.add_stack([(k, k, CPU_COLOURS[k]) for k in CPU_STACK],
+                           [self.series.host[f"stack.{k}"] for k in CPU_STACK])
+        plot.set_time(self._time_mode, self.series.t0)
+        if self._strip:
+            plot.set_markers(self._strip)
+        self.plots[key] = plot
+        row = index // 2
+        note = self.placeholders.pop(key, None)
+        if note is not None:
+            self._grid.removeWidget(note)
+            note.deleteLater()
+        self._grid.addWidget(plot, row, index % 2)
+        self._grid.setRowStretch(row, 1)
+        if key == "util":
+            self.show_device()
 
     def show_dbload(self) -> None:
         """The load's charts from its first second on (built once), then its step line kept current."""
@@ -246,7 +295,9 @@ class HostPanel(QWidget):
 
     def _recolour(self) -> None:
         for key, _title, _short, _y, _top, curves in PANEL_PLOTS:
-            plot = self.plots[key]
+            plot = self.plots.get(key)
+            if plot is None:   # not made yet: made in the new colour
+                continue
             for curve_key, _name, _buffer, role in curves:
                 colour = self._colour_of(role, plot)
                 if plot.curve_colour(curve_key) != colour:
@@ -268,10 +319,11 @@ class HostPanel(QWidget):
         """Point the disk curves at the chosen device's buffers."""
         for key, _title, _short, _y, _top, curves in PANEL_PLOTS:
             for curve_key, _name, buffer_key, _colour in curves:
-                if buffer_key.startswith("disk."):
+                if buffer_key.startswith("disk.") and key in self.plots:
                     self.plots[key].set_buffer(curve_key, self.series.buffer(buffer_key))
         device = self.series.device or "no disk yet"
-        self.plots["util"].set_title(f"Disk busy — %util ({device})", f"%util ({device})")
+        if "util" in self.plots:
+            self.plots["util"].set_title(f"Disk busy — %util ({device})", f"%util ({device})")
 
     def update_devices(self) -> None:
         self.header.set_devices(list(self.series.disks), self.series.device)
@@ -279,12 +331,47 @@ class HostPanel(QWidget):
 
     def set_markers(self, markers: list[Marker]) -> None:
         strip = [StripMarker(m.x, m.label, m.kind) for m in markers]
+        self._strip = strip
         for plot in self.plots.values():
             plot.set_markers(strip)
         self.marker_key.set_markers(strip)
 
     def update_status(self) -> None:
         self.header.set_status(self.series.status_text(), self.series.state)
+
+
+class ChartQueue(QObject):
+    """Makes the charts of gradual panels one per event-loop pass, whichever panel they belong to: two hosts'
+    panels opened together take turns, not two charts a pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.panels: list[HostPanel] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._next)
+
+    def add(self, panel: HostPanel) -> None:
+        self.panels.append(panel)
+        self._timer.start()
+
+    def _next(self) -> None:
+        self.panels = [p for p in self.panels if shiboken6.isValid(p) and not p.complete]
+        if self.panels:
+            self.panels[0].build_next()
+        if any(not p.complete for p in self.panels if shiboken6.isValid(p)):
+            self._timer.start()
+
+
+_QUEUE: list[ChartQueue] = []
+
+
+def chart_queue() -> ChartQueue:
+    """The application's one chart queue (made with the first gradual panel)."""
+    if not _QUEUE:
+        _QUEUE.append(ChartQueue())
+    return _QUEUE[0]
 
 
 def _escape(text: str) -> str:

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
 from app.engine.hosts_map import host_groups
 from app.errors import is_user_error
 from app.gui.close_guard import CloseGuard, what_would_be_lost
-from app.gui.compare_tab import CompareTab
 from app.gui.host_actions import FactsFlow
 from app.gui.host_inventory import HostInventory
 from app.gui.import_dialog import ImportDialog
@@ -50,6 +49,7 @@ from widgets.runs_table import RunsTable
 from widgets.wheel_scroll import latch_wheel
 
 if TYPE_CHECKING:
+    from app.gui.compare_tab import CompareTab
     from app.workbench import Workbench
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ class MainWindow(QMainWindow, HostInventory):
         self.live = LiveFeatures(self, self.tests_toolbar)    # Monitor, Live and Graphs tabs, Open graphs/Replay
         self.tabs.addTab(self.live.runs_pane, "Runs")
         self.live.add_tabs()
-        self.lazy_tabs.add(COMPARE, "Compare", lambda: CompareTab(workbench, self.pool, self))
+        self.lazy_tabs.add(COMPARE, "Compare", self._make_compare)
         self.live.runs_pane.compare.connect(self.compare_runs)
         self.live.runs_pane.import_requested.connect(lambda: self.compare.exports.ask_import(self))
         self.runs_actions = RunsMenuActions(self, self)
@@ -152,17 +152,21 @@ class MainWindow(QMainWindow, HostInventory):
 
     # -- set-up ----------------------------------------------------------------------------------
 
+    def _make_compare(self) -> CompareTab:
+        # imported when first used: its statistics and charts cost seconds at start-up
+        from app.gui.compare_tab import CompareTab
+
+        return CompareTab(self.bench, self.pool, self)
+
     @property
     def compare(self) -> CompareTab:
         """The Compare tab's page (made now if it was not yet)."""
-        page = self.lazy_tabs.page(COMPARE)
-        assert isinstance(page, CompareTab)
-        return page
+        return self.lazy_tabs.page(COMPARE)  # type: ignore[return-value]
 
     def _tab_built(self, key: str, page: QWidget) -> None:
         latch_wheel(page)
         restore_parts(page, self.bench.home)   # its splitter and "Servers as columns" as the user left them
-        if key == COMPARE and isinstance(page, CompareTab):
+        if key == COMPARE:
             page.message.connect(self.show_status)
             page.runs_changed.connect(self.reload_runs)
             page.set_runs(self._runs)

@@ -176,7 +176,8 @@ class ReplayView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("replayView")
-        self.dashboard = Dashboard(window=None)
+        # a stored run's charts are made one per pass: the window answers while they appear
+        self.dashboard = Dashboard(window=None, gradual=True)
         self.clock = ReplayClock(self.dashboard, self)
         self.title = QLabel("Open a stored run from the Runs tab: “Open graphs” or “Replay”.")
         self.title.setStyleSheet(f"color: {MUTED};")

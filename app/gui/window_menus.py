@@ -11,7 +11,6 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QTabWidget, QWidget
 
-from app.gui.compare_exports import export_runs_file
 from app.gui.runs_pane import RunsPane
 from app.gui.workers import Worker
 from app.workbench import Workbench
@@ -94,6 +93,8 @@ class RunsMenuActions:
             self.export(ids, path if path.endswith(".json") else path + ".json")
 
     def export(self, ids: list[int], path: str) -> None:
+        from app.gui.compare_exports import export_runs_file  # with the comparison's statistics: when used
+
         def done(result: tuple[str, int]) -> None:
             written, count = result
             self.window.show_status(f"Exported {count} run{'s' if count != 1 else ''} to {written}")

@@ -71,3 +71,15 @@ def window(make_window):
 
 def wait_idle(qtbot, window, timeout: int = 10_000) -> None:
     qtbot.waitUntil(lambda: window.pool.active_count() == 0, timeout=timeout)
+
+
+def charts_made(qtbot, board, timeout: int = 20_000) -> None:
+    """Wait until every built host panel of a dashboard has all its charts on screen (a stored run's are made
+    one per event-loop pass)."""
+    def made() -> bool:
+        panels = list(board.panels.built.values())
+        shown = board.isVisible()   # a dashboard on a tab not shown has nothing on screen
+        return bool(panels) and all(p.complete and all(plot.on_screen() or not shown for plot in p.plots.values())
+                                    for p in panels)
+
+    qtbot.waitUntil(made, timeout=timeout)

@@ -10,6 +10,7 @@ import pytest
 from app.gui.replay import ReplayView, load_stored_run
 from remote.telemetry.sample import samples_to_series
 from tests.fixtures.telemetry import synthetic_sample
+from tests.gui.conftest import charts_made
 from widgets.dashboard import MODE_GRID, MODE_OVERLAY, Dashboard
 
 pytestmark = pytest.mark.gui
@@ -92,6 +93,7 @@ def test_a_stored_run_with_a_hotplugged_disk_replays(workbench, qtbot):
         with qtbot.waitSignal(view.clock.finished, timeout=10_000):
             pass
         board = view.dashboard
+        charts_made(qtbot, board)
         qtbot.waitUntil(lambda: board.series[stored.label].samples == 90)
         board.set_device(stored.label, "vda")
         qtbot.waitUntil(lambda: len(drawn(board, stored.label)[0]) == 90)

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from app.compare.overlay import pick
 from app.gui.replay import ReplayView, load_stored_run
 from tests.fixtures.engine_runs import TEST_START_S, busy_samples, store_cpu_run
+from tests.gui.conftest import charts_made
 from widgets.dashboard import MODE_GRID, MODE_OVERLAY, Dashboard
 from widgets.host_series import HostSeries
 
@@ -105,9 +106,11 @@ def test_open_graphs_draws_the_stored_samples_at_once_without_zeros(window, work
     label = f"local #{run_id}"
     board = graphs.dashboard
     def drawn() -> bool:
-        return label in board.panels.built and len(handed(board.panels[label].plots["load"].curve("1"))[0]) > 0
+        return (label in board.panels.built and board.panels[label].complete
+                and len(handed(board.panels[label].plots["load"].curve("1"))[0]) > 0)
 
     qtbot.waitUntil(drawn, timeout=20_000)
+    charts_made(qtbot, board)
     board.frame()
     check_grid(board, label, samples, "Open graphs")
     plots = list(board.panels[label].plots.values())
@@ -118,8 +121,10 @@ def test_open_graphs_draws_the_stored_samples_at_once_without_zeros(window, work
 def test_replay_draws_what_was_measured_up_to_the_position(view_and_run, qtbot):
     view, stored, samples = view_and_run
     view.open_runs([stored], replay=True, speed=60)
+    charts_made(qtbot, view.dashboard)
     view.clock.pause()
-    view.clock.seek(20.0)
+    view.clock.seek(20.0)   # back from where the replay was: the charts are made again
+    charts_made(qtbot, view.dashboard)
     board = view.dashboard
     board.frame()
     label = stored.label
@@ -294,6 +299,7 @@ def test_stored_graphs_open_on_the_disk_holding_the_test_directory(workbench, qt
     view.resize(1200, 900)
     view.show()
     view.open_runs([stored])
+    charts_made(qtbot, view.dashboard)
     board = view.dashboard
     board.frame()
     assert board.series[stored.label].device == "vda"

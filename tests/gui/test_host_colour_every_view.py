@@ -11,6 +11,7 @@ from app.report.content import gather
 from app.summary.results_page import results_page
 from remote.hostspec import AUTH_PASSWORD, HostSpec
 from tests.fixtures.engine_runs import busy_samples, store_cpu_run
+from tests.gui.conftest import charts_made
 from widgets.dashboard import MODE_GRID, MODE_OVERLAY
 from widgets.dashboard import MODE_OVERVIEW as OVERVIEW
 from widgets.host_colours import HOST_PALETTE, set_known_hosts
@@ -74,6 +75,7 @@ def test_every_view_draws_a_host_in_its_one_colour(inventory_window, workbench, 
 
         stored = load_stored_run(workbench, run_id)
         window.live.graphs.open_runs([stored])
+        charts_made(qtbot, window.live.graphs.dashboard)
         seen[host]["graphs"] = pen(window.live.graphs.dashboard.panels[stored.label].plots["util"].curve("util"))
 
     # Compare: bars and telemetry

@@ -1,5 +1,6 @@
 """Nothing cut off at 1280x720, 1366x768 and 1920x1080, at 100 % and at 200 %: every window and dialog fits
-the screen and every label and button shows its whole text (the close question and the run dialog included).
+the screen and every label, button, list/tree/table item and header section shows its whole text (the close
+question, the run dialog, the host list and the runs table included).
 
 At 200 % Qt lays a window out in logical pixels, half the screen's: a 1920x1080 screen at 200 % is a
 960x540 screen to the layout, with the same fonts. The windows are fitted to that logical screen as they
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 from app.gui.run_results import RESULTS_SIZE, RunResultsWindow, load_run_results
 from app.gui.window_state import fit_default_size, keep_inside_screen
 from resources import resource_text
+from storage.records import HostRecord
 from tests.fixtures.comparison_runs import store_two_servers
 from tests.fixtures.telemetry import synthetic_samples
 from tests.gui.clipping import cut_off_texts, hidden_toolbar_actions, off_screen
@@ -57,9 +59,8 @@ def problems_of(top, screen: QRect) -> list[str]:
     return found + cut_off_texts(top) + hidden_toolbar_actions(top)
 
 
-# every screen and scale in the light theme; the dark one (other colours, the same paddings) at the extremes
-CASES = [(size, scale, LIGHT) for size in SCREENS for scale in SCALES] + [
-    ((1280, 720), 2, DARK), ((1920, 1080), 1, DARK)]
+# every screen and scale, light and dark
+CASES = [(size, scale, scheme) for scheme in (LIGHT, DARK) for size in SCREENS for scale in SCALES]
 
 
 @pytest.mark.parametrize(("size", "scale", "styled"), CASES, indirect=["styled"],
@@ -68,6 +69,8 @@ def test_every_window_and_dialog_fits_the_screen_with_every_text_whole(make_wind
                                                                        scale, styled):
     screen = QRect(0, 0, size[0] // scale, size[1] // scale)
     ids = store_two_servers(workbench.store)
+    for name, address in (("db-alpha", "10.20.30.41"), ("db-beta", "10.20.30.42")):
+        workbench.store.hosts.add(HostRecord(name=name, address=address, user="bench"))
     window = make_window()
     fit_default_size(window, screen)
     keep_inside_screen(window, screen)
