@@ -277,7 +277,15 @@ class RunProgress(QWidget):
         grid = self._grid
         rows = max(1, min(len(self.rows), MAX_ROWS_SHOWN))
         line = max(self.rows_widget.fontMetrics().height() + 8, self._row_height)
-        self.scroll.setFixedHeight(rows * line + (rows - 1) * grid.verticalSpacing() + 2)
+        height = rows * line + (rows - 1) * grid.verticalSpacing() + 2
+        if len(self.rows) <= MAX_ROWS_SHOWN:   # all rows shown: as tall as the laid-out rows (styled buttons too)
+            grid.activate()
+            height = max(height, self.rows_widget.sizeHint().height() + 2)
+        self.scroll.setFixedHeight(height)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._fit_height()   # rows added while hidden were measured before the style sheet applied to them
 
     def _update(self) -> None:
         self._fit_height()

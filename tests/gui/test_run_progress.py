@@ -175,6 +175,41 @@ def test_results_button_once_done(qtbot, clock):
     assert asked.args == ["db1", 12]
 
 
+@pytest.mark.parametrize("scale_font", [1.0, 2.0])
+def test_a_few_finished_hosts_show_their_results_buttons_whole(qtbot, clock, scale_font):
+    """Two hosts done: both Results buttons lie wholly inside the rows' area (no scroll bar for two rows)."""
+    from PySide6.QtWidgets import QApplication
+
+    from resources import resource_text
+    from widgets.theme import stylesheet_for
+
+    app = QApplication.instance()
+    before = app.styleSheet()
+    app.setStyleSheet(stylesheet_for(resource_text("style.qss"), "light"))   # the window's button padding
+    progress = RunProgress()
+    qtbot.addWidget(progress)
+    font = progress.font()
+    font.setPointSizeF(font.pointSizeF() * scale_font)
+    progress.setFont(font)
+    progress.resize(1280, 300)
+    for i, host in enumerate(("local", "sshd1")):   # the runs began while the Live tab was not shown
+        progress.add_host(host, test="idle")
+        progress.add_event(host, {"type": "started"})
+        progress.set_outcome(host, "done", run_id=9 + i)
+    progress.show()
+    qtbot.waitExposed(progress)
+    qtbot.wait(50)
+    viewport = progress.scroll.viewport()
+    for host, row in progress.rows.items():
+        button = row.results_button
+        top_left = button.mapTo(viewport, QPoint(0, 0))
+        inside = viewport.rect().contains(top_left) and viewport.rect().contains(
+            top_left + QPoint(button.width() - 1, button.height() - 1))
+        assert inside, f"{host}'s Results button is cut by the rows' area: {button.geometry()} in {viewport.rect()}"
+    assert progress.scroll.verticalScrollBar().maximum() == 0
+    app.setStyleSheet(before)
+
+
 def test_a_hundred_hosts_scroll_in_a_bounded_area_under_one_overall_line(qtbot, clock):
     progress = RunProgress()
     qtbot.addWidget(progress)
