@@ -10,7 +10,7 @@ import html
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -116,6 +116,7 @@ class ResultsView(QWidget):
         self.latency_grid = QGridLayout()
         self.latency_plots: dict[str, pg.PlotWidget] = {}
         self.latency_data: dict[str, tuple[tuple[str, ...], list[float]]] = {}   # what each chart draws
+        self._charts: tuple[BarChart, ...] = ()
         self.group_title = QLabel("")
         self.group_title.setObjectName("resultsGroupTitle")
         self.group_title.setWordWrap(True)
@@ -162,6 +163,16 @@ class ResultsView(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        themed_now = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+        if themed_now and hasattr(self, "sweep_readout"):   # not while __init__ builds the widget
+            # a window kept open while the desktop switches light/dark: its charts switch with it
+            themed(self.sweep_plot, "Concurrency sweep: IOPS vs workers", self)
+            charts = self._charts
+            self._clear_latency()
+            self._latency_charts(charts)
 
     def set_page(self, page: ResultsPage) -> None:
         """Show one run's results, as app worded them."""
@@ -235,6 +246,7 @@ class ResultsView(QWidget):
         self.latency_data.clear()
 
     def _latency_charts(self, charts: tuple[BarChart, ...]) -> None:
+        self._charts = charts
         theme = chart_colours(self.palette())
         for index, chart in enumerate(charts):
             plot = themed(small_plot(chart.title), chart.title, self)

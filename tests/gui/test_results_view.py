@@ -204,3 +204,29 @@ def test_hovering_the_sweep_reads_the_workers_and_iops_under_the_pointer(qtbot, 
     assert view.sweep_readout.line.isVisible() and view.sweep_readout.line.value() == 2.0
     view.sweep_readout._moved(QPointF(-50.0, -50.0))   # away from the chart: the title again
     assert view.sweep_readout.text == "" and not view.sweep_readout.line.isVisible()
+
+
+def test_the_charts_follow_a_switch_between_light_and_dark(qtbot, workbench):
+    """A results window opened in one theme and kept open while the desktop switches: its charts switch too
+    (a dark chart on a light window was the picture before)."""
+    from widgets.chart_theme import chart_colours
+    from widgets.theme import palette_for
+
+    run_id = store_run(workbench, "disk", disk_samples())
+    loaded = load_run_results(workbench, run_id)
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.setPalette(palette_for("dark"))
+    view.set_page(results_page(loaded.run, loaded.results, loaded.warnings))
+    dark = chart_colours(palette_for("dark")).background
+    light = chart_colours(palette_for("light")).background
+    assert dark != light
+
+    def backgrounds() -> set[str]:
+        plots = [view.sweep_plot, *view.latency_plots.values()]
+        return {plot.backgroundBrush().color().name() for plot in plots}
+
+    assert backgrounds() == {pg.mkColor(dark).name()}
+    view.setPalette(palette_for("light"))
+    assert backgrounds() == {pg.mkColor(light).name()}
+    assert list(view.latency_plots) == ["randread_4k", "syncwrite_4k"]   # the same charts, redrawn
