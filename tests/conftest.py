@@ -2,12 +2,19 @@
 import functools
 import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
 
 # Qt must never try to reach a display in tests; set before anything imports Qt.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# A suite started in the background by a non-interactive shell (`cmd &` in a script, CI wrappers) inherits
+# SIGINT ignored, and so would every `benchbay` the tests start: their Ctrl-C tests would then wait forever.
+# Ctrl-C is what those tests press, so it is made to work as at a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 pytest_plugins = [
     "tests.fixtures.leftovers",   # the check at the end of the run; first: the fixtures import it
