@@ -1,7 +1,12 @@
-"""Verdicts on disk figures between capacity hosts under cgroup v2, in the emulated machine of
-tests/fixtures/cgroup2_vm.py (needs root, qemu-system-x86, linux-image-amd64, busybox-static).
+"""Verdicts between capacity hosts under cgroup v2, in the emulated machine of tests/fixtures/cgroup2_vm.py
+(needs root, qemu-system-x86, linux-image-amd64, busybox-static).
 
     sudo .venv/bin/python benchmarks/verdicts_cgroup2.py [--twin-iops 150] [--slow-iops 50] [--runs 3]
+    sudo .venv/bin/python benchmarks/verdicts_cgroup2.py --test cpu [--seconds 10] [--runs 3]
+
+--test cpu: the twins against each other and a half-CPU host (cpu.max 50000 100000) against each twin, single
+runs and repeats; `--seconds` per phase (an emulated operation takes seconds: with 3 a run failed, "workers did
+not report 30 s after the phase").
 
 Identical twins (the same io.max each) and a host whose io.max allows a third of theirs; each runs the disk test
 `--runs` times (`benchbay run --repeat`, the short settings of tests/integration/test_verdicts_capacity.py),
@@ -33,10 +38,10 @@ from tests.fixtures.store import write_settings  # noqa: E402
 from tests.integration import test_verdicts_capacity as verdicts  # noqa: E402
 
 
-def _run(name: str, runs: int) -> list[dict]:
+def _run(name: str, runs: int, test_args: list[str]) -> list[dict]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["run", name, *verdicts.DISK_ARGS, "--repeat", str(runs), "--json"])
+        code = main(["run", name, *test_args, "--repeat", str(runs), "--json"])
     text = out.getvalue()
     done = json.loads(text[text.index("{"):])["runs"] if "{" in text else []
     if code:
@@ -50,9 +55,14 @@ def main_(argv: list[str] | None = None) -> int:
     parser.add_argument("--twin-iops", type=int, default=150)
     parser.add_argument("--slow-iops", type=int, default=50)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--test", choices=("disk", "cpu"), default="disk")
+    parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
+    test = args.test
+    slow = "iops" if test == "disk" else "half"
     shapes = (Shape("twin-a", "", 1.0, args.twin_iops), Shape("twin-b", "", 1.0, args.twin_iops),
-              Shape("iops", "", 1.0, args.slow_iops))
+              Shape(slow, "", 1.0 if test == "disk" else 0.5, args.slow_iops if test == "disk" else args.twin_iops))
+    test_args = verdicts.DISK_ARGS if test == "disk" else ["--test", "cpu", "--set", f"seconds={args.seconds:g}"]
     began = time.monotonic()
     with standalone_session() as (root, session):
         home, ssh = root / "home", root / "dot-ssh"
@@ -71,33 +81,41 @@ def main_(argv: list[str] | None = None) -> int:
                 for command in (host.host_add_args(), host.host_trust_args()):
                     with contextlib.redirect_stdout(io.StringIO()):
                         assert main(command) == 0, command
-            for name in ("twin-a", "twin-b", "iops"):
+            for name in ("twin-a", "twin-b", slow):
                 started = time.monotonic()
-                done = _run(name, args.runs)
+                done = _run(name, args.runs, test_args)
                 print(f"{name}: {len(done)} of {args.runs} runs done in {time.monotonic() - started:.1f} s",
                       flush=True)
                 ids[name] = [r["run_id"] for r in done]
                 for run in done:
                     stored = {f"{r['test']}:{r['metric']}": r["value"] for r in run["results"]}
-                    by_run[run["run_id"]] = {figure: stored[figure] for figure in verdicts.FIGURES["disk"]}
+                    by_run[run["run_id"]] = {figure: stored[figure] for figure in verdicts.FIGURES[test]}
                     print(f"  run {run['run_id']}: {by_run[run['run_id']]}", flush=True)
             stopping = time.monotonic()
         print(f"machine stopped in {time.monotonic() - stopping:.1f} s", flush=True)
         judged = []
+        figures = verdicts.FIGURES[test]
         for a in ids["twin-a"]:
             for b in ids["twin-b"]:
-                judged += verdicts._judge(verdicts.TWINS, verdicts.FIGURES["disk"], ("twin-b", [b]),
-                                          ("twin-a", [a]), by_run, False)
+                judged += verdicts._judge(verdicts.TWINS, figures, ("twin-b", [b]), ("twin-a", [a]), by_run, False)
+        if test == "cpu":
+            for one in ids[slow]:
+                for twin in ("twin-a", "twin-b"):
+                    for whole in ids[twin]:
+                        judged += verdicts._judge(verdicts.HALF_SINGLE, figures, (slow, [one]), (twin, [whole]),
+                                                  by_run, True)
+        repeats = verdicts.IOPS_REPEATS if test == "disk" else verdicts.HALF_REPEATS
         for twin in ("twin-a", "twin-b"):
-            if ids["iops"] and ids[twin]:
-                judged += verdicts._judge(verdicts.IOPS_REPEATS, verdicts.FIGURES["disk"], ("iops", ids["iops"]),
-                                          (twin, ids[twin]), by_run, True)
+            if ids[slow] and ids[twin]:
+                judged += verdicts._judge(repeats, figures, (slow, ids[slow]), (twin, ids[twin]), by_run, True)
     for judgement in judged:
-        if judgement.kind != verdicts.TWINS:
+        if judgement.kind != verdicts.TWINS and (judgement.kind != verdicts.HALF_SINGLE or verdicts._wrong(
+                judgement, True)):
             print(verdicts._describe(judgement))
     print("\n".join(verdicts.verdict_table(judged)))
-    print(f"(the slow host's row is {args.slow_iops} against {args.twin_iops} IOPS here; "
-          f"{time.monotonic() - began:.0f} s in all)")
+    if test == "disk":
+        print(f"(the slow host's row is {args.slow_iops} against {args.twin_iops} IOPS here)")
+    print(f"{time.monotonic() - began:.0f} s in all")
     return 0
 
 
