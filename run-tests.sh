@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the test suite needs (sshd, PostgreSQL, MariaDB, sysbench, Redis, Xvfb, fio, sysstat, Qt libraries, Python
+# Installs what the test suite needs (sshd, PostgreSQL, MariaDB, sysbench, Redis, Xvfb, fio, sysstat, Qt libraries, QEMU and a Debian kernel (cgroup v2 test hosts), Python
 # packages) and runs it: lint, unit, integration (real sshd and PostgreSQL) and GUI tests.
 set -euo pipefail
 . "$(dirname "$0")/scripts/common.sh"
@@ -15,6 +15,7 @@ apt_install postfix python3 python3-venv python3-pip openssh-server openssh-clie
     util-linux e2fsprogs unbound bind9 nsd bind9-dnsutils \
     postgresql-contrib mariadb-server mariadb-client sysbench redis-server redis-tools \
     dnsperf \
+    qemu-system-x86 linux-image-amd64 busybox-static kmod \
     "${QT_RUNTIME_PACKAGES[@]}"
 make_venv "[test]"
 

@@ -31,6 +31,7 @@ pytest_plugins = [
     "tests.fixtures.tmpdirs",
     "tests.fixtures.netns",
     "tests.fixtures.capacity_hosts",
+    "tests.fixtures.cgroup2_vm",
     "tests.fixtures.xserver",
     "tests.fixtures.dns_servers",
 ]
@@ -45,7 +46,7 @@ ONE_WORKER = {
     "postfix_sink": "mta", "postfix_limited": "mta", "exim_server": "mta", "sendmail_server": "mta",
     "password_roles": "pg-hba",   # tests/integration/test_restore.py edits the server's pg_hba.conf
     # hosts whose CPU and disk are measured against each other: one set at a time, never two competing
-    "capacity_hosts": "capacity", "capacity_host_set": "capacity",
+    "capacity_hosts": "capacity", "capacity_host_set": "capacity", "cgroup2_capacity_hosts": "capacity",
 }
 
 
