@@ -45,9 +45,8 @@ def test_two_resolvers_in_the_pdf(qapp, workbench) -> None:
     assert key_text(local) == "10.0.0.2:53, cold — never answered 0.16 %"
     assert "10.0.0.2:53, cold — never answered 0.16 %" in text
     assert "cold pass, timeouts: 10.0.0.2:53 more than 9.9.9.9:53 (8 vs 0, p = 0.0078)" in text
-    # one run each: judged with the dns p50's noise floor (resources/noise_floors.json), too wide to call it
-    assert "cold pass, p50: 10.0.0.2:53 leader; 9.9.9.9:53 can't tell yet vs 10.0.0.2:53 (from below 0.01x to " \
-           "2.8x): run 2 more repeats on each" in text
+    # one run each, 7x apart: past the dns p50's noise floor (resources/noise_floors.json)
+    assert "cold pass, p50: 10.0.0.2:53 leader; 9.9.9.9:53 0.146x of 10.0.0.2:53 (" in text
     assert "lost0.void.example. timeout" in text and "slow0.odd.example." in text
     assert "NXDOMAIN" in text and "4,992" in text
 

@@ -31,9 +31,8 @@ def test_verdicts_of_one_host_name_the_resolvers(workbench) -> None:
     assert set(cold) == {"10.0.0.2:53", "9.9.9.9:53"}
     # the local resolver is far faster at the median, and loses 8 queries the far one answers
     assert cold["10.0.0.2:53"].verdicts["p50_ms"] == "leader"
-    # one run each: judged with the dns p50's noise floor (resources/noise_floors.json), too wide to call it
-    assert cold["9.9.9.9:53"].verdicts["p50_ms"] == \
-        "can't tell yet vs 10.0.0.2:53 (from below 0.01x to 2.8x): run 2 more repeats on each"
+    # one run each, judged with the dns p50's noise floor (resources/noise_floors.json): 7x is past it
+    assert cold["9.9.9.9:53"].verdicts["p50_ms"].startswith("0.146x of 10.0.0.2:53 (")
     assert cold["9.9.9.9:53"].verdicts["timeouts"] == "leader"
     assert cold["10.0.0.2:53"].verdicts["timeouts"].startswith("more than 9.9.9.9:53 (8 vs 0")
     assert found.passes == ["cold", "warm"]
