@@ -271,6 +271,10 @@ class Workbench:
         """Running runs this machine may take over."""
         return orphan_candidates(self)
 
+    def running_runs(self) -> list[AttachableRun]:
+        """Runs stored as running (not lost link), oldest first, with their remote state and owner."""
+        return self.store.runs.running()
+
     def collect_orphans(self, follow: bool = False) -> list[AttachOutcome]:
         """Re-attach every run whose workbench went away; one outcome each, never raises for one run."""
         return collect_orphans(self, follow)

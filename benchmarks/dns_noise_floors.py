@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -29,34 +27,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.engine.orchestrator import RunControl, RunRequest, execute_run  # noqa: E402
 from app.workbench import Workbench  # noqa: E402
+from benchmarks import dns_rig  # noqa: E402
 from benchmarks.noise_floors import load, rsd, upper_bound  # noqa: E402
-from tests.fixtures.dns_authority import Blackhole, OddAuthority  # noqa: E402
-from tests.fixtures.dns_query_list import build_query_list  # noqa: E402
-from tests.fixtures.dns_servers import (  # noqa: E402
-    ODD_ADDRESS,
-    ODD_ZONE,
-    VOID_ADDRESS,
-    Authorities,
-    odd_kind,
-    start_nsd,
-    start_unbound,
-)
 
 FIGURES = ("qps", "p50_ms", "p99_ms", "total_s")
 PASSES = ("cold", "warm")
 
 
-def one_run(bench: Workbench, root: Path, auth: Authorities, listing: Path, index: int) -> dict[str, float]:
+def one_run(bench: Workbench, root: Path, auth: dns_rig.Authorities, listing: Path, index: int) -> dict[str, float]:
     """(pass, figure) -> value of one run against a fresh Unbound."""
-    unbound = start_unbound(root / f"unbound-{index}", auth)
-    try:
+    with dns_rig.unbound(root / f"unbound-{index}", auth) as unbound:
         request = RunRequest("local", "dns", {"resolvers": unbound.spec, "queries": str(listing)}, interval=1.0)
         outcome = execute_run(bench, request, RunControl())
         if outcome.status != "done":
             raise RuntimeError(f"dns on local: {outcome.status} {outcome.error}")
-    finally:
-        unbound.stop()
-        shutil.rmtree(root / f"unbound-{index}", ignore_errors=True)
     out = {}
     for result in bench.store.runs.get(outcome.run_id).results:
         if result.metric in FIGURES and result.value is not None:
@@ -67,35 +51,22 @@ def one_run(bench: Workbench, root: Path, auth: Authorities, listing: Path, inde
 def measure(runs: int, names: int) -> dict:
     values: dict[str, list[float]] = defaultdict(list)
     loads = [load()]
-    root = Path(tempfile.mkdtemp(prefix="benchbay-dnsfloors-"))
-    nsd = odd = void = None
-    bench = None
-    try:
-        nsd = start_nsd(root / "nsd")
-        odd, void = OddAuthority(ODD_ADDRESS, ODD_ZONE, odd_kind), Blackhole(VOID_ADDRESS)
-        auth = Authorities(nsd, odd, void)
-        listing = build_query_list(total=names, missing=max(1, names * 5 // 100), slow=0, servfail=0, big=0,
-                                   lost=0).write(root / "queries.txt")
+    with dns_rig.scratch("benchbay-dnsfloors-") as root, dns_rig.authorities(root) as auth:
+        listing = dns_rig.zone_list(names, max(1, names * 5 // 100)).write(root / "queries.txt")
         empty = root / "ssh_config"
         empty.write_text("")
         bench = Workbench(home=root / "home", db_url=f"sqlite:///{root}/store.sqlite3", ssh_config_path=empty,
                           user_known_hosts=root / "known_hosts")
-        for index in range(1, runs + 1):
-            began = time.monotonic()
-            for key, value in one_run(bench, root, auth, listing, index).items():
-                values[key].append(value)
-            loads.append(load())
-            print(f"# run {index}/{runs}: {time.monotonic() - began:.0f} s, load {loads[-1]}", file=sys.stderr,
-                  flush=True)
-    finally:
-        if bench is not None:
+        try:
+            for index in range(1, runs + 1):
+                began = time.monotonic()
+                for key, value in one_run(bench, root, auth, listing, index).items():
+                    values[key].append(value)
+                loads.append(load())
+                print(f"# run {index}/{runs}: {time.monotonic() - began:.0f} s, load {loads[-1]}", file=sys.stderr,
+                      flush=True)
+        finally:
             bench.close()
-        if nsd is not None:
-            nsd.stop()
-        for server in (odd, void):
-            if server is not None:
-                server.close()
-        shutil.rmtree(root, ignore_errors=True)
     return {"values": values, "loads": [float(x.split()[0]) for x in loads], "runs": runs, "names": names}
 
 

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.engine.orchestrator import RunControl, RunRequest, execute_run  # noqa: E402
 from app.workbench import Workbench  # noqa: E402
-from remote.agent import bench_mailstorm, mail_sender, mail_smtp  # noqa: E402
+from remote.agent import bench_mailstorm, mail_message, mail_sender, mail_smtp  # noqa: E402
 from tests.fixtures.postfix import configure_postfix  # noqa: E402
 
 SINK = "sink@benchbay.invalid"
@@ -119,7 +119,7 @@ def generator_rate(server: str, messages: int, sessions: int, size: int, reuse: 
     """msg/s and its CPU seconds."""
     host, port = mail_smtp.parse_server(server)
     stats = mail_smtp.Stats()
-    batches = [bench_mailstorm._messages("bench", SINK, size, 1 + i * messages, bench_mailstorm._share(
+    batches = [mail_message.messages("bench", SINK, size, 1 + i * messages, mail_message.share(
         messages, sessions, i)) for i in range(sessions)]
     cpu = own_cpu()
     mail_sender.storm(host, port, bench_mailstorm.HELO, 30.0, bench_mailstorm.SENDER, SINK, batches,

@@ -8,17 +8,18 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from storage.engine import make_engine, sqlite_path
 from storage.errors import StoreError
+from storage.revisions import head_of, read_revisions
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -32,19 +33,20 @@ class SchemaState:
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config  # Alembic only when a migration runs: its import costs the start
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     return config
 
 
 def head_revision() -> str:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head is not None, "the migrations directory holds no revision"
-    return head
+    """The newest revision of the schema (read from the migration files)."""
+    return head_of(read_revisions(MIGRATIONS_DIR / "versions"))
 
 
 def known_revisions() -> set[str]:
-    return {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    return set(read_revisions(MIGRATIONS_DIR / "versions"))
 
 
 def describe(url: URL) -> str:
@@ -104,7 +106,9 @@ def _engine_state(engine: Engine) -> SchemaState:
     try:
         with engine.connect() as conn:
             tables = frozenset(inspect(conn).get_table_names())
-            revisions = tuple(MigrationContext.configure(conn).get_current_heads())
+            revisions: tuple[str, ...] = ()
+            if ALEMBIC_TABLE in tables:   # what Alembic's MigrationContext would read, without importing it
+                revisions = tuple(row[0] for row in conn.execute(text(f"SELECT version_num FROM {ALEMBIC_TABLE}")))
     except SQLAlchemyError as exc:
         raise StoreError(f"cannot read the store at {describe(engine.url)}: {_one_line(exc)}") from exc
     return SchemaState(revisions, tables)
@@ -182,6 +186,8 @@ def migrate(engine_or_url: Engine | str | URL) -> Path | None:
     engine = make_engine(engine_or_url) if own_engine else engine_or_url
     path = sqlite_path(engine.url)
     backup = backup_sqlite(path) if path is not None and state.revisions else None
+    from alembic import command
+
     config = alembic_config()
     try:
         with engine.begin() as conn:

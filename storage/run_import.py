@@ -31,7 +31,7 @@ from storage.run_import_check import (  # noqa: F401 - callers import InvalidRun
     parse_document,
     parse_run,
 )
-from storage.runs import event_row, series_row
+from storage.run_rows import event_row, series_row
 
 PG_APPEND_CHUNK = 16 << 20   # bytes of a long series appended to its PostgreSQL blob at a time
 

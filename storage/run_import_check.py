@@ -15,8 +15,7 @@ from storage.records import RunStatus, SeriesData
 from storage.run_document_floats import NON_FINITE_NAMES
 from storage.run_document_series import SeriesNumbers
 from storage.run_export import DOCUMENT_FORMAT, DOCUMENT_VERSION
-from storage.run_rules import is_finite_number, run_host_problem, run_times_problem, text_problem
-from storage.runs import clean_tags
+from storage.run_rules import clean_tags, is_finite_number, run_host_problem, run_times_problem, text_problem
 from storage.spread import spread_from_json, spread_to_json
 
 UID_PATTERN = re.compile(r"[0-9a-f]{32}")

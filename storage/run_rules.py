@@ -4,6 +4,7 @@ never could (and `runs show` never prints `nan ops/s` or a run that ends before 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -52,3 +53,15 @@ def run_times_problem(started_at: datetime, finished_at: datetime | None) -> str
     if finished_at is not None and finished_at < started_at:
         return f"finished_at {finished_at.isoformat()} is before started_at {started_at.isoformat()}"
     return ""
+
+
+def clean_tags(tags: Iterable[str]) -> list[str]:
+    """Tags as the user means them: trimmed, no empty ones, each once, in the order given."""
+    cleaned: dict[str, None] = {}   # a dict keeps the order and finds a repeat at once (100 k tags)
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise ValueError(f"a tag is text, not {type(tag).__name__}")
+        tag = tag.strip()
+        if tag:
+            cleaned.setdefault(tag)
+    return list(cleaned)

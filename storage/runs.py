@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from storage.errors import NotFound, StoreError
-from storage.models import FactsSnapshot, Result, Run, RunEvent, Series, pack_floats, unpack_floats, utcnow
+from storage.models import FactsSnapshot, Result, Run, RunEvent, Series, unpack_floats, utcnow
 from storage.records import (
     FINAL_STATUSES,
     AttachableRun,
@@ -25,59 +25,14 @@ from storage.records import (
     RunStatus,
     SeriesData,
     SeriesInput,
-    Spread,
 )
-from storage.run_rules import is_finite_number, result_value_problem, run_times_problem
-from storage.spread import spread_from_json, spread_to_json
+from storage.run_rows import attachable_run, event_row, json_safe, run_record, series_row, stored_spread
+from storage.run_rules import clean_tags, result_value_problem, run_times_problem
+from storage.spread import spread_to_json
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
 REPEAT_GROUP = re.compile(r"[0-9a-f]{32}")
 MAX_REPEAT_INDEX = 2**31 - 1    # an INTEGER column on PostgreSQL
-
-
-def _record(run: Run) -> RunRecord:
-    return RunRecord(
-        id=run.id,
-        host_name=run.host_name,
-        test=run.test,
-        status=run.status,
-        parameters=dict(run.parameters or {}),
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-        agent_version=run.agent_version,
-        engine=run.engine,
-        engine_version=run.engine_version,
-        error=run.error,
-        tags=tuple(run.tags or ()),
-        notes=run.notes,
-        uid=run.uid,
-        repeat_group=run.repeat_group or "",
-        repeat_index=run.repeat_index,
-    )
-
-
-def _attachable(run: Run) -> AttachableRun:
-    remote = owner = None
-    state = run.remote_state
-    if isinstance(state, dict) and state.get("run_dir"):
-        known = {key: state[key] for key in RemoteRunState.__dataclass_fields__ if state.get(key) is not None}
-        remote = RemoteRunState(**known)
-    if isinstance(run.owner, dict) and {"machine", "pid", "lock"} <= set(run.owner):
-        owner = RunOwner(str(run.owner["machine"]), int(run.owner["pid"]), str(run.owner["lock"]))
-    return AttachableRun(run.id, run.uid, run.host_name, run.test, dict(run.parameters or {}), run.started_at,
-                         remote, owner, run.status)
-
-
-def clean_tags(tags: Iterable[str]) -> list[str]:
-    """Tags as the user means them: trimmed, no empty ones, each once, in the order given."""
-    cleaned: dict[str, None] = {}   # a dict keeps the order and finds a repeat at once (100 k tags)
-    for tag in tags:
-        if not isinstance(tag, str):
-            raise ValueError(f"a tag is text, not {type(tag).__name__}")
-        tag = tag.strip()
-        if tag:
-            cleaned.setdefault(tag)
-    return list(cleaned)
 
 
 def _has_tag(dialect: str, tag: str) -> ColumnElement[bool]:
@@ -92,57 +47,6 @@ def _has_tag(dialect: str, tag: str) -> ColumnElement[bool]:
 def _aware(name: str, stamp: datetime | None) -> None:
     if stamp is not None and stamp.tzinfo is None:
         raise ValueError(f"{name} must be an aware datetime (UTC)")
-
-
-_EVENT_KEYS = ("seq", "t", "type")
-
-
-def _json_safe(value: Any) -> Any:
-    """NaN and infinity are not JSON (PostgreSQL refuses them): stored as null."""
-    if isinstance(value, float) and not is_finite_number(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(key): _json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(item) for item in value]
-    return value
-
-
-def stored_spread(data: Any) -> Spread | None:
-    """The spread as stored; None for none, and for one this version cannot read (never a crash)."""
-    if data is None:
-        return None
-    try:
-        return spread_from_json(data)
-    except ValueError:
-        return None
-
-
-def event_row(run_id: int, event: Mapping[str, Any]) -> dict[str, Any]:
-    seq = event.get("seq")
-    return {
-        "run_id": run_id,
-        "seq": int(seq) if seq is not None else None,
-        "t": float(event.get("t") or 0.0),
-        "type": str(event.get("type") or ""),
-        "data": _json_safe({key: value for key, value in event.items() if key not in _EVENT_KEYS}),
-    }
-
-
-def series_row(run_id: int, data: SeriesInput) -> dict[str, Any]:
-    if len(data.t) != len(data.values):
-        raise ValueError(
-            f"series {data.name}/{data.device or 'host'}: {len(data.t)} times but {len(data.values)} values"
-        )
-    return {
-        "run_id": run_id,
-        "name": data.name,
-        "device": data.device,
-        "unit": data.unit,
-        "t_blob": pack_floats(data.t),
-        "values_blob": pack_floats(data.values),
-        "count": len(data.values),
-    }
 
 
 class RunRepository:
@@ -204,7 +108,7 @@ class RunRepository:
     def set_remote_state(self, run_id: int, state: RemoteRunState) -> None:
         """Where the run lives on its host, stored as soon as it runs there (for a later re-attach)."""
         with self._session() as session:
-            self._run(session, run_id).remote_state = _json_safe(asdict(state))
+            self._run(session, run_id).remote_state = json_safe(asdict(state))
 
     def set_repeat(self, run_id: int, group: str, index: int) -> None:
         """Make the run the index-th (1, 2 ...) of the repeat group `group` (32 lowercase hex digits)."""
@@ -220,7 +124,7 @@ class RunRepository:
         """The runs of a repeat group in their order (by index, then id)."""
         query = select(Run).where(Run.repeat_group == group).order_by(Run.repeat_index, Run.id)
         with self._session() as session:
-            return [_record(run) for run in session.scalars(query)]
+            return [run_record(run) for run in session.scalars(query)]
 
     def set_owner(self, run_id: int, owner: RunOwner | None) -> None:
         with self._session() as session:
@@ -241,7 +145,7 @@ class RunRepository:
         if host is not None:
             query = query.where(Run.host_name == host)
         with self._session() as session:
-            return [_attachable(run) for run in session.scalars(query)]
+            return [attachable_run(run) for run in session.scalars(query)]
 
     def add_facts(self, run_id: int, facts: Mapping[str, Any], taken_at: datetime | None = None) -> None:
         if taken_at is not None and taken_at.tzinfo is None:
@@ -339,7 +243,7 @@ class RunRepository:
         with self._session() as session:
             if tag is not None:
                 query = query.where(_has_tag(session.get_bind().dialect.name, tag))
-            return [_record(run) for run in session.scalars(query)]
+            return [run_record(run) for run in session.scalars(query)]
 
     def get(self, run_id: int) -> RunDetail | None:
         with self._session() as session:
@@ -367,7 +271,7 @@ class RunRepository:
             select(Series.name, Series.device).where(Series.run_id == run.id).order_by(Series.id)
         ).all()
         return RunDetail(
-            run=_record(run),
+            run=run_record(run),
             facts=facts,
             results=results,
             series_names=[(name, device) for name, device in names],

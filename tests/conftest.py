@@ -1,11 +1,12 @@
 """Shared test set-up: fixtures live in tests/fixtures/, one module per kind of server."""
-import functools
+import gc
 import os
-import re
 import signal
-from pathlib import Path
+import sys
 
 import pytest
+
+from tests.fixtures.xdist_groups import group_of_file, make_scheduler
 
 # Qt must never try to reach a display in tests; set before anything imports Qt.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -50,23 +51,13 @@ ONE_WORKER = {
 }
 
 
-_FIXTURE_WORD = re.compile(r"\b(" + "|".join(map(re.escape, ONE_WORKER)) + r")\b")
+_file_group = group_of_file(ONE_WORKER)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     groups = sorted({ONE_WORKER[name] for name in getattr(item, "fixturenames", ()) if name in ONE_WORKER})
     if groups:
         item.add_marker(pytest.mark.xdist_group("+".join(groups)))
-
-
-@functools.cache
-def _file_group(path: Path) -> str:
-    """The group of a test file: of the ONE_WORKER fixtures its text names (its tests or its own fixtures)."""
-    try:
-        text = path.read_text()
-    except OSError:
-        return ""
-    return "+".join(sorted({ONE_WORKER[name] for name in _FIXTURE_WORD.findall(text)}))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -76,11 +67,33 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     (pytest-dev/pytest-xdist#1386), so the marks alone would be ignored."""
     if config.getvalue("dist") != "loadgroup":
         return None
-    from xdist.scheduler import LoadGroupScheduling
+    return make_scheduler(config, log, _file_group)
 
-    class ByFixtureGroup(LoadGroupScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            group = _file_group(config.rootpath / nodeid.split("::", 1)[0])
-            return f"group:{group}" if group else super()._split_scope(nodeid)
 
-    return ByFixtureGroup(config, log)
+_collector = []
+
+
+def _collect_in_gui_thread():
+    """Once a QApplication exists, Python's cycle collector runs in this (the GUI) thread only, as in the app
+    (app/gui/application.py): the window's worker threads and paramiko's otherwise destroy the widgets and
+    chart items that earlier tests closed, which Qt does not survive (a test worker aborted)."""
+    if not _collector:
+        widgets = sys.modules.get("PySide6.QtWidgets")   # never imports Qt for a test that does not use it
+        if widgets is None or widgets.QApplication.instance() is None:
+            return None
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        _collector.append(GarbageCollector(interval=1.0))   # a timer in this thread, run by every qtbot wait
+    return _collector[0]
+
+
+@pytest.fixture(autouse=True)
+def collect_in_the_gui_thread():
+    _collect_in_gui_thread()
+    yield
+    collector = _collect_in_gui_thread()
+    if collector is not None:
+        collector.check()   # what the test left, here: a test that runs no event loop gives the timer no turn
+        switched_on = gc.isenabled()
+        gc.disable()        # for the tests after it
+        assert not switched_on, "the test switched Python's automatic collector back on (collected in any thread)"

@@ -5,6 +5,13 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QPalette
 
+# the light theme's chart colours, also the muted grey of hints beside the charts; here, not with the plot
+# items, so a view that only needs a colour does not load the charting library
+BACKGROUND = "#ffffff"
+INK = "#1f2933"
+MUTED = "#6b7785"
+GRID = "#eceef1"
+
 
 @dataclass(frozen=True)
 class ChartColours:

@@ -2,25 +2,22 @@
 
 Feed it samples and events (add_sample / add_samples / add_event); it keeps every host's data in
 ring buffers (HostSeries) that both views read, so switching views keeps the history. Only the
-shown view spends frames. The x axes of a view are linked: seconds since each host's run start.
+shown view spends frames. The x axes of a view are linked: seconds since each host's run start. The bar
+(the views, the span shown, the time axis) and the switching between views: widgets.dashboard_views.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup,
-    QCheckBox,
-    QComboBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QScrollArea,
     QStackedWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from widgets.dashboard_views import MODE_GRID, MODE_OVERLAY, TIME_MODES, WINDOWS, DashboardViews
 from widgets.dbload_series import TICK as DBLOAD_TICK
 from widgets.dns_series import TICK as DNS_TICK
 from widgets.host_colours import colours_by_host
@@ -33,20 +30,15 @@ from widgets.overview_hook import MODE_OVERVIEW, OverviewHook
 from widgets.run_data import RunState
 from widgets.session_clock import SessionClock
 from widgets.telemetry_data import TelemetryPoint
-from widgets.time_axis import CLOCK, ELAPSED
+from widgets.time_axis import CLOCK
 
-MODE_GRID = "grid"
-MODE_OVERLAY = "overlay"
-WINDOWS: tuple[tuple[str, float | None], ...] = (("Last minute", 60.0), ("Last 5 minutes", 300.0),
-                                                 ("Last 15 minutes", 900.0), ("Last hour", 3600.0),
-                                                 ("Whole run", None))
-TIME_MODES = (("Clock", CLOCK, "The host's wall clock, HH:MM:SS"),
-              ("Since start", ELAPSED, "Time since the run started, m:ss (h:mm:ss past an hour)"))
 EAGER_PANELS = 2          # up to this many hosts the grid shows every panel: built with the host
 PANEL_MIN_HEIGHT = 740     # four rows of plots (PLOT_MIN_HEIGHT) and the header; more than two hosts scroll
+__all__ = ["EAGER_PANELS", "MODE_GRID", "MODE_OVERLAY", "MODE_OVERVIEW", "PANEL_MIN_HEIGHT", "TIME_MODES",
+           "WINDOWS", "Dashboard"]
 
 
-class Dashboard(QWidget):
+class Dashboard(DashboardViews, QWidget):
     """Several hosts' live graphs: grid (one panel per host) or overlay (one colour per host)."""
 
     mode_changed = Signal(str)
@@ -68,46 +60,7 @@ class Dashboard(QWidget):
         self._origins: dict[str, float | None] = {}     # per host: the run start its time axis shows
         self.session_clock = SessionClock()   # a live host's x = 0: its session's start, on its clock
 
-        self.bar = QHBoxLayout()
-        self.bar.setContentsMargins(4, 2, 4, 2)
-        self.grid_button = self._mode_button("Grid", "One panel of graphs per host", MODE_GRID)
-        self.overlay_button = self._mode_button("Overlay", "The same metric of every host in one graph, one "
-                                                "colour per host", MODE_OVERLAY)
-        self.overview_button = self._mode_button("Overview", "Every host in one row with sparklines, the worst "
-                                                 "on top; click a host for its graphs", MODE_OVERVIEW)
-        self._modes = QButtonGroup(self)
-        self._modes.setExclusive(True)
-        for button in (self.grid_button, self.overlay_button, self.overview_button):
-            self._modes.addButton(button)
-            self.bar.addWidget(button)
-        self.window_combo = QComboBox()
-        self.window_combo.setObjectName("windowCombo")
-        for text, seconds in WINDOWS:
-            self.window_combo.addItem(text, seconds)
-        self.window_combo.setCurrentIndex(next(i for i, (_t, s) in enumerate(WINDOWS) if s == window))
-        self.window_combo.currentIndexChanged.connect(lambda _i: self.set_window(self.window_combo.currentData()))
-        self.follow_box = QCheckBox("Follow newest")
-        self.follow_box.setToolTip("Keep the newest samples in view. Dragging a graph or zooming it (Ctrl+wheel) "
-                                   "stops following, and the wheel then zooms that graph; tick this to come back.")
-        self.follow_box.setChecked(True)
-        self.follow_box.toggled.connect(self._follow_toggled)
-        for group in (self.grid_group, self.overlay_group):
-            group.follow_changed.connect(self._group_follow_changed)
-        self.bar.addSpacing(12)
-        self.bar.addWidget(QLabel("Show:"))
-        self.bar.addWidget(self.window_combo)
-        self.bar.addWidget(self.follow_box)
-        self.time_combo = QComboBox()
-        self.time_combo.setObjectName("timeCombo")
-        for text, key, tip in TIME_MODES:
-            self.time_combo.addItem(text, key)
-            self.time_combo.setItemData(self.time_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
-        self.time_combo.setToolTip("How the time axis reads: the host's clock or the time since the start")
-        self.time_combo.currentIndexChanged.connect(lambda _i: self.set_time_mode(self.time_combo.currentData()))
-        self.bar.addSpacing(12)
-        self.bar.addWidget(QLabel("Time:"))
-        self.bar.addWidget(self.time_combo)
-        self.bar.addStretch(1)
+        self._make_bar(window)
 
         self.grid_container = QWidget()
         self.grid_layout = QGridLayout(self.grid_container)
@@ -137,15 +90,6 @@ class Dashboard(QWidget):
         layout.addWidget(self.util_note)
         layout.addWidget(self.stack, 1)
         self.set_mode(mode)
-
-    def _mode_button(self, text: str, tip: str, mode: str) -> QToolButton:
-        button = QToolButton()
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setCheckable(True)
-        button.setObjectName(f"{mode}ModeButton")
-        button.clicked.connect(lambda _checked=False: self.set_mode(mode))
-        return button
 
     # -- hosts -----------------------------------------------------------------------------------
 
@@ -373,69 +317,6 @@ class Dashboard(QWidget):
         self.overlay.update_device(host)
 
     # -- view ------------------------------------------------------------------------------------
-
-    @property
-    def mode(self) -> str:
-        return self._mode
-
-    def set_mode(self, mode: str) -> None:
-        if mode not in (MODE_GRID, MODE_OVERLAY, MODE_OVERVIEW):
-            raise ValueError(f"unknown dashboard mode {mode!r}")
-        changed = mode != self._mode
-        self._mode = mode
-        self.grid_button.setChecked(mode == MODE_GRID)
-        self.overlay_button.setChecked(mode == MODE_OVERLAY)
-        self.overview_button.setChecked(mode == MODE_OVERVIEW)
-        if not self.series:
-            self.stack.setCurrentWidget(self.empty_label)
-        elif mode == MODE_OVERVIEW:
-            self.stack.setCurrentWidget(self.overview)
-        else:
-            self.stack.setCurrentWidget(self.grid_scroll if mode == MODE_GRID else self.overlay)
-        self.util_note.setVisible(mode == MODE_GRID and bool(self.series))   # the overlay says it in its title
-        live = mode == MODE_OVERLAY and bool(self.series)
-        if live:
-            self.overview_hook.prepare_overlay()   # many hosts: only the worst get curves
-        self.overlay.set_live(live)
-        if mode == MODE_OVERVIEW:   # no graphs on screen: neither group spends frames
-            self.grid_group.set_active(False)
-            self.overlay_group.set_active(False)
-            if changed:
-                self.mode_changed.emit(mode)
-            return
-        shown, hidden = ((self.grid_group, self.overlay_group) if mode == MODE_GRID
-                         else (self.overlay_group, self.grid_group))
-        hidden.set_active(False)
-        if changed:
-            shown.follow = hidden.follow
-            if not hidden.follow and hidden.plots and shown.plots:
-                shown.plots[0].setXRange(*hidden.plots[0].view_box.viewRange()[0], padding=0)
-        shown.set_active(True)
-        if mode == MODE_GRID:
-            self.filler.schedule()
-        if changed:
-            self.mode_changed.emit(mode)
-
-    @property
-    def active_group(self) -> PlotGroup:
-        return self.grid_group if self._mode == MODE_GRID else self.overlay_group
-
-    def set_window(self, seconds: float | None) -> None:
-        """The span shown while following (None: the whole run); follows the newest data again."""
-        index = next((i for i in range(self.window_combo.count()) if self.window_combo.itemData(i) == seconds), -1)
-        if index >= 0 and index != self.window_combo.currentIndex():
-            self.window_combo.setCurrentIndex(index)   # comes back here
-            return
-        for group in (self.grid_group, self.overlay_group):
-            group.set_window(seconds)
-
-    def _follow_toggled(self, follow: bool) -> None:
-        self.active_group.set_follow(follow)
-
-    def _group_follow_changed(self, follow: bool) -> None:
-        self.follow_box.blockSignals(True)
-        self.follow_box.setChecked(follow)
-        self.follow_box.blockSignals(False)
 
     def frame(self) -> int:
         """Draw now (tests and benchmarks; the timer does this ~30 times a second)."""

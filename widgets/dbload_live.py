@@ -19,6 +19,7 @@ THIRD = "#8c96a3"        # a third operation (sysbench "other"): grey, as the lo
 ERRORS_COLOUR = "#d0453a"
 RETRIES_COLOUR = "#b7791f"
 PLOT_MIN_HEIGHT = 170
+COLUMN_STRETCH = (2, 2, 2, 1)   # operations, queries, p99, errors: the errors chart is mostly a flat zero
 
 
 class DbLoadPanel(QWidget):
@@ -58,8 +59,8 @@ class DbLoadPanel(QWidget):
         grid.addWidget(self.queries_plot, 0, 1)
         grid.addWidget(self.p99_plot, 0, 2)
         grid.addWidget(self.errors_plot, 0, 3)
-        for column, stretch in enumerate((2, 2, 2, 1)):
-            grid.setColumnStretch(column, stretch)
+        self._grid = grid
+        self._lay_out_columns()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -88,11 +89,19 @@ class DbLoadPanel(QWidget):
                     index = self._index(op, self.p99_plot)
                     self.p99_plot.add_curve(op, op, self._op_colour(index), self.series.buffer(f"p99.{op}"),
                                             dashed=index == 1)
-            self.queries_plot.setVisible(queries)
+            if self.queries_plot.isHidden() == queries:
+                self.queries_plot.setVisible(queries)
+                self._lay_out_columns()
             if TXN in self.series.ops and self.ops_plot.title != "Transactions per second":
                 self.ops_plot.set_title("Transactions per second", "txn/s")
         self.step_label.setText(f"<b>Database load</b> — {self.series.step_text()}")
         self.now_label.setText(self.series.now_text())
+
+    def _lay_out_columns(self) -> None:
+        """The shown charts share the width: a hidden chart's column keeps no stretch (else a wide gap)."""
+        for column, (plot, stretch) in enumerate(zip((self.ops_plot, self.queries_plot, self.p99_plot,
+                                                      self.errors_plot), COLUMN_STRETCH, strict=True)):
+            self._grid.setColumnStretch(column, 0 if plot.isHidden() else stretch)
 
     def _ordered(self) -> list[str]:
         """The transactions first (the host's own colour), then the operations as they came."""

@@ -13,7 +13,7 @@ from html import escape
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from widgets.live_plot import MUTED
+from widgets.chart_theme import MUTED
 from widgets.shared_total_chart import SharedTotalChart
 
 NOTE_COLOUR = "#b7791f"     # as the retries: a caution, not an error

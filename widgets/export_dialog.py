@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.live_plot import MUTED
+from widgets.chart_theme import MUTED
 
 PAGE_SIZES = ("A4", "Letter")
 LOGO_FILTER = "Images (*.png *.jpg *.jpeg *.svg *.bmp)"

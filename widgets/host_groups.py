@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.chart_theme import MUTED
 from widgets.host_list import NAME_ROLE
-from widgets.live_plot import MUTED
 
 COLUMNS = 3         # group buttons per row in the host pane
 MAX_BUTTONS = 9     # more groups than this: the rest in a list beside "More"

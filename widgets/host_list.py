@@ -54,17 +54,23 @@ class HostDelegate(QStyledItemDelegate):
 
     ROW_HEIGHT = 46
     LEFT, MARK, RIGHT = 10, 22, 8   # padding, status mark and its gap, padding: the room around the text
+    # an address longer than this many characters does not widen the host pane: it is elided in the row,
+    # whole in the row's tooltip ("user@a-very-long-host-name.example.internal.company:2222")
+    ADDRESS_CHARS = 36
+    elided_roles = (SUBTITLE_ROLE, MESSAGE_ROLE)   # what the row may draw elided on purpose (tooltip: whole)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.spin_angle = 0
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
-        """The width that shows the name and the address whole (a status message may be elided: its
-        tooltip holds it)."""
+        """The width that shows the name whole and the address up to ADDRESS_CHARS (a longer address and a
+        status message are elided: the tooltip holds them)."""
         name_font, sub_font = self.fonts(option.font)
-        text = max(QFontMetrics(name_font).horizontalAdvance(index.data(NAME_ROLE) or ""),
-                   QFontMetrics(sub_font).horizontalAdvance(index.data(SUBTITLE_ROLE) or ""))
+        sub_metrics = QFontMetrics(sub_font)
+        address = min(sub_metrics.horizontalAdvance(index.data(SUBTITLE_ROLE) or ""),
+                      sub_metrics.averageCharWidth() * self.ADDRESS_CHARS)
+        text = max(QFontMetrics(name_font).horizontalAdvance(index.data(NAME_ROLE) or ""), address)
         return QSize(self.LEFT + self.MARK + text + self.RIGHT + 1, self.ROW_HEIGHT)
 
     @staticmethod
@@ -148,7 +154,8 @@ class HostList(QListWidget):
         # several hosts can be monitored at once; edit, remove and facts act on the current one
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setUniformItemSizes(True)
-        # a name is never cut to "lo…": the list is as wide as its widest name or address (minimumSizeHint)
+        # a name is never cut to "lo…": the list is as wide as its widest name or address, up to
+        # HostDelegate.ADDRESS_CHARS of an address (minimumSizeHint)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setMouseTracking(True)
         self._delegate = HostDelegate(self)
@@ -163,7 +170,7 @@ class HostList(QListWidget):
     # -- content ---------------------------------------------------------------------------------
 
     def minimumSizeHint(self) -> QSize:
-        """Narrow, but never narrower than the widest host's name and address."""
+        """Narrow, but never narrower than the widest host's name and (up to a limit) address."""
         hint = super().minimumSizeHint()
         widest = max((self.sizeHintForIndex(self.model().index(row, 0)).width() for row in range(self.count())),
                      default=0)

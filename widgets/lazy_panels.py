@@ -13,8 +13,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from widgets.chart_theme import MUTED
 from widgets.host_panel import HostPanel
-from widgets.live_plot import MUTED
 
 PANELS_PER_PASS = 1      # panels built per event-loop pass: ~0.2 s at most between events
 AHEAD_PX = 200           # build a panel this close below or above the view, so it is ready when it arrives

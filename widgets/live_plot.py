@@ -6,36 +6,35 @@ x window to the newest data, and fits the y axes to what is visible. Curves use 
 and clip-to-view, so a frame costs what fits on screen, not what the buffer holds.
 
 Phase markers live in a strip between the data and the time axis (widgets.marker_strip); hovering
-shows a crosshair and every curve's value in the title line (widgets.crosshair). Colours come from
+shows a crosshair and every curve's value in the title line (widgets.plot_hover, widgets.crosshair); the y
+axis is fitted to the visible data (widgets.plot_y_axis). Colours come from
 the widget's palette, so the charts follow a light or dark theme.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QSize, Qt
-from PySide6.QtGui import QColor, QFontMetricsF, QWheelEvent
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from widgets.chart_theme import ChartColours, chart_colours
-from widgets.crosshair import CrosshairLine, CurveValue, nearest_index, nearest_value
+from widgets.crosshair import CrosshairLine
 from widgets.marker_strip import END, START, StripMarker, install_marker_strip
 from widgets.plot_group import DEFAULT_WINDOW, FRAME_MS, MIN_SPAN, PlotGroup
-from widgets.plot_items import BACKGROUND, GRID, INK, MUTED, GridLines, StackBand, nice_ceiling
+from widgets.plot_hover import CurveHover
+from widgets.plot_items import BACKGROUND, GRID, INK, MUTED, GridLines, StackBand
 from widgets.plot_title import PlotTitle
+from widgets.plot_y_axis import LEFT_AXIS_PX, YAxisFit
 from widgets.ring_buffer import RingBuffer
 from widgets.time_axis import CLOCK, TimeAxis, format_elapsed
 from widgets.wheel_scroll import on_screen, scroll_page
 
 __all__ = ["BACKGROUND", "DEFAULT_WINDOW", "FRAME_MS", "GRID", "INK", "MIN_SPAN", "MUTED", "LivePlot", "PlotGroup",
            "format_elapsed"]
-LEFT_AXIS_PX = 44
-Y_LABEL_PT = 8
 _THEME_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange, QEvent.Type.StyleChange)
 
 
@@ -48,7 +47,7 @@ class _Curve:
     below: _Curve | None = None  # a stacked band: the curve it sits on (its value is the difference)
 
 
-class LivePlot(pg.PlotWidget):
+class LivePlot(YAxisFit, CurveHover, pg.PlotWidget):
     """One plot of curves backed by ring buffers; redrawn by its PlotGroup's frame timer."""
 
     def __init__(self, title: str = "", group: PlotGroup | None = None, parent: QWidget | None = None,
@@ -121,69 +120,6 @@ class LivePlot(pg.PlotWidget):
         self.marker_strip.set_colours(colours.ink, colours.grid, colours.background)
         self.crosshair.set_colour(colours.muted)
         self._show_title()
-
-    # -- y axis ------------------------------------------------------------------------------------
-
-    def set_y_label(self, text: str) -> None:
-        """What the chart shows, with its unit, along the y axis ("Latency (ms)"): it stays when a narrow
-        title line has room only for the curves' names."""
-        self.y_label = text
-        axis = self.plot_item.getAxis("left")
-        axis.setLabel(text, color=self.colours.muted, **{"font-size": f"{Y_LABEL_PT}pt"})
-        axis.setWidth(self._left_axis_px())
-
-    def _left_axis_px(self) -> float:
-        if not self.__dict__.get("y_label"):
-            return float(LEFT_AXIS_PX)
-        axis = self.plot_item.getAxis("left")
-        ticks = float(LEFT_AXIS_PX)
-        if self.y_fixed is not None:   # 0 to 100 %: room for "100" is enough, the label takes the rest
-            metrics = QFontMetricsF(axis.style.get("tickFont") or self.font())
-            ticks = min(ticks, metrics.horizontalAdvance(f"{self.y_fixed[1]:,.0f}") + 10.0)
-        # as pyqtgraph counts it: the label's box is larger than its text
-        return round(ticks + 0.8 * axis.label.boundingRect().height())
-
-    def set_y_policy(self, y_range: tuple[float, float] | None, min_top: float = 1.0) -> None:
-        """A fixed y range (percentages), or 0 to the visible maximum, never below min_top."""
-        self.y_fixed, self.y_min_top = y_range, min_top
-        self._y_top = None
-        self.set_y_range(*(y_range or (0.0, min_top)))
-
-    def set_log_y(self, on: bool = True) -> None:
-        """A log y axis (view units are log10 of the values; the curves keep the values handed to them), fitted
-        to whole decades of the visible data: a p99 a hundred times the p50 still shows the p50's seconds."""
-        self.log_y = on
-        self._decades = None
-        self.plot_item.setLogMode(x=False, y=on)
-        self.set_y_range(*((0.0, math.log10(max(self.y_min_top, 1e-3))) if on else (0.0, self.y_min_top)))
-
-    def _fit_decades(self, x0: float, x1: float) -> None:
-        values = [v[v > 0] for curve in self._curves.values() if curve.item.isVisible()
-                  for v in (curve.buffer.window(x0, x1)[1],)]
-        positive = np.concatenate(values) if values else np.empty(0)
-        top = max(float(positive.max()) if len(positive) else 0.0, self.y_min_top)
-        low = float(positive.min()) if len(positive) else top / 10.0
-        decades = (math.floor(math.log10(low)), max(math.ceil(math.log10(top * 1.05)), math.floor(math.log10(low)) + 1))
-        if decades != self._decades:
-            self._decades = decades
-            # a label per power of ten only: pyqtgraph labels the 2..9 ticks of a short log range, one over another
-            self.plot_item.getAxis("left").setTicks([[(float(k), f"{10.0 ** k:g}")
-                                                      for k in range(decades[0], decades[1] + 1)], []])
-            self.set_y_range(float(decades[0]), float(decades[1]))
-
-    def set_y_range(self, low: float, high: float) -> None:
-        self._y_shown = (low, high)
-        self.setYRange(low, high, padding=0)
-        self._place_grid()
-
-    def _place_grid(self) -> None:
-        low, high = self._y_shown
-        if self.log_y:   # a line per decade
-            self._grid.set_lines([float(k) for k in range(math.ceil(low), math.floor(high) + 1) if low < k < high],
-                                 low, high)
-            return
-        levels = self.plot_item.getAxis("left").tickValues(low, high, max(self.view_box.height(), 60.0))
-        self._grid.set_lines([v for v in (levels[0][1] if levels else []) if low < v < high], low, high)
 
     def sizeHint(self) -> QSize:
         return QSize(480, 220)
@@ -353,63 +289,6 @@ class LivePlot(pg.PlotWidget):
     def markers(self) -> list[tuple[float, str]]:
         return [(float(m.x), m.label) for m in self.marker_strip.markers()]
 
-    # -- hover -----------------------------------------------------------------------------------
-
-    def values_at(self, x: float) -> list[CurveValue]:
-        """Every visible curve's value at x (its nearest sample within a few intervals), legend order."""
-        values: list[CurveValue] = []
-        for key, curve in self._curves.items():
-            if not curve.item.isVisible():
-                continue
-            name, colour, filled = self._legend[key]
-            t, v = curve.buffer.view()
-            tolerance = 2.5 * float(np.median(np.diff(t[-50:]))) if len(t) > 2 else 5.0
-            value = nearest_value(t, v, x, tolerance)
-            if value is not None and curve.below is not None:
-                below_t, below_v = curve.below.buffer.view()
-                under = nearest_value(below_t, below_v, x, tolerance)
-                value = value - under if under is not None else None
-            values.append(CurveValue(name, colour, value, filled))
-        return values
-
-    def show_crosshair(self, x: float | None, readout: bool = True) -> None:
-        """The line at x (None hides it); with readout, every curve's value there in the title line."""
-        if x is None:
-            self.crosshair.setVisible(False)
-            if self._title.readout is not None:
-                self._title.readout = None
-                self._show_title()
-            return
-        self.crosshair.setPos(x)
-        self.crosshair.setVisible(True)
-        if readout:
-            self._title.readout = (self.time_axis.format_tick(x), self.values_at(x))
-            self._show_title()
-        elif self._title.readout is not None:
-            self._title.readout = None
-            self._show_title()
-
-    def _mouse_moved(self, pos: QPointF) -> None:
-        if not self.view_box.sceneBoundingRect().contains(pos):
-            self._hover(None)
-            return
-        self._hover(float(self.view_box.mapSceneToView(pos).x()))
-
-    def _hover(self, x: float | None) -> None:
-        if x is not None:
-            x = self.nearest_sample_t(x)   # the readout's time is that of the values it shows
-        self.show_crosshair(x)
-        self.group.crosshair_at(self, x)
-
-    def nearest_sample_t(self, x: float) -> float:
-        t = next((c.buffer.view()[0] for c in self._curves.values() if len(c.buffer)), None)
-        index = nearest_index(t, x) if t is not None else None
-        return float(t[index]) if t is not None and index is not None else x
-
-    def leaveEvent(self, event: QEvent) -> None:
-        super().leaveEvent(event)
-        self._hover(None)
-
     # -- wheel -----------------------------------------------------------------------------------
 
     @property
@@ -444,24 +323,3 @@ class LivePlot(pg.PlotWidget):
             curve.drawn = curve.buffer.version
             calls += 1
         return calls
-
-    def fit_y(self, x0: float, x1: float) -> None:
-        """Fit y to the visible data: 0 to a rounded maximum (never below y_min_top), or the fixed range."""
-        following = self.group.follow and self.group.window is not None
-        self.marker_strip.set_range(x0, x1, self.group.window if following else None)
-        if self.y_fixed is not None:
-            return
-        if self.log_y:
-            self._fit_decades(x0, x1)
-            return
-        top = self.y_min_top
-        for curve in self._curves.values():
-            if not curve.item.isVisible():
-                continue
-            _t, v = curve.buffer.window(x0, x1)
-            if len(v):
-                top = max(top, float(np.max(v)))
-        top = nice_ceiling(top * 1.05)
-        if top != self._y_top:
-            self._y_top = top
-            self.set_y_range(0.0, top)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from widgets.live_plot import MUTED
+from widgets.chart_theme import MUTED
 from widgets.run_data import RunRow
 
 

@@ -10,15 +10,12 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPainter, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject
 
+from widgets.chart_theme import BACKGROUND, GRID, INK, MUTED
 from widgets.time_axis import ELAPSED, TimeAxis, format_elapsed
 
 __all__ = ["BACKGROUND", "GRID", "INK", "MUTED", "ElapsedAxis", "GridLines", "StackBand", "ThousandsAxis",
            "escape", "format_elapsed", "nice_ceiling", "small_plot"]
 
-BACKGROUND = "#ffffff"
-INK = "#1f2933"
-MUTED = "#6b7785"
-GRID = "#eceef1"
 
 
 class ElapsedAxis(TimeAxis):

@@ -24,11 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.chart_theme import chart_colours
+from widgets.chart_theme import MUTED, chart_colours
 from widgets.dbload_charts import DbLoadCharts
 from widgets.host_colours import host_colour
 from widgets.hover_readout import HoverReadout
-from widgets.live_plot import MUTED
 from widgets.mail_charts import MailCharts
 from widgets.plot_items import small_plot
 from widgets.results_data import Align, BarChart, CellData, Highlight, ResultsPage, SweepData, TableData

@@ -17,11 +17,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QSizePolicy,
     QSpinBox,
     QWidget,
 )
 
-from widgets.live_plot import MUTED
+from widgets.chart_theme import MUTED
+from widgets.field_row import field_row
 from widgets.test_forms_data import TestForm
 
 ENGINES = (("PostgreSQL", "postgresql", 5432), ("MySQL / MariaDB", "mysql", 3306), ("Redis", "redis", 6379))
@@ -131,6 +133,17 @@ class DbLoadForm(QWidget):
         self.p99_limit.setSuffix(" ms")
         self.p99_limit.setSpecialValueText("no limit")
         self.p99_limit.setToolTip("Stop the sweep at the first step whose p99 latency is over this")
+        low, high = _limits(test, "max_tries", 0, 1000)
+        self.max_tries = QSpinBox()
+        self.max_tries.setObjectName("dbloadMaxTriesSpin")
+        self.max_tries.setRange(int(low), int(high))
+        self.max_tries.setValue(int(_default(test, "max_tries", 1)))
+        self.max_tries.setSpecialValueText("until the step ends" if low == 0 else "")
+        self.max_tries.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)   # as wide as its text
+        self.max_tries.setToolTip("pgbench's --max-tries: how many times a transaction that failed on a "
+                                  "serialization or deadlock error is tried before it counts as an error "
+                                  "(1: never retried; 0: retried until the step ends). Retries are counted "
+                                  "per second beside the errors; pgbench 15 or newer")
         self.user = QLineEdit(str(_default(test, "user", "") or ""))
         self.user.setObjectName("dbloadUserEdit")
         self.user.setPlaceholderText("the engine's default")
@@ -169,14 +182,7 @@ class DbLoadForm(QWidget):
         data.addWidget(self.data)
         data.addWidget(self.scale)
         data.addStretch(1)
-        pace = QHBoxLayout()
-        pace.setContentsMargins(0, 0, 0, 0)
-        for label, widget in (("", self.step_seconds), ("Rate:", self.rate), ("Stop when p99 >", self.p99_limit)):
-            if label:
-                pace.addSpacing(12)
-                pace.addWidget(QLabel(label))
-            pace.addWidget(widget)
-        pace.addStretch(1)
+        pace = field_row(("", self.step_seconds), ("Rate:", self.rate), ("Stop when p99 >", self.p99_limit))
         form = QFormLayout(self)
         form.addRow("Engine:", self.engine)
         form.addRow("Target (ADDR:PORT):", self.target)
@@ -187,6 +193,7 @@ class DbLoadForm(QWidget):
         form.addRow("Data:", data)
         form.addRow("Clients:", self.clients)
         form.addRow("Each step:", pace)
+        form.addRow("Tries per transaction:", self.max_tries)
         form.addRow("Redis:", self.redis_row)
         form.addRow("User:", self.user)
         form.addRow("Password:", self.password)
@@ -200,7 +207,7 @@ class DbLoadForm(QWidget):
         self._form = form
         for edit in (self.target, self.server_host, self.script, self.clients, self.user, self.password):
             edit.textChanged.connect(lambda _t: self.changed.emit())
-        for spin in (self.scale, self.rate, self.value_size, self.pipeline):
+        for spin in (self.scale, self.rate, self.value_size, self.pipeline, self.max_tries):
             spin.valueChanged.connect(lambda _v: self.changed.emit())
         for spin in (self.step_seconds, self.p99_limit, self.get_ratio):
             spin.valueChanged.connect(lambda _v: self.changed.emit())
@@ -235,6 +242,7 @@ class DbLoadForm(QWidget):
         engine = str(self.engine.currentData())
         self._form.setRowVisible(self.script, self.workload.currentData() == "script")
         self._form.setRowVisible(self.redis_row, engine == "redis")
+        self._form.setRowVisible(self.max_tries, engine == "postgresql")   # only pgbench retries
         self.scale.setVisible(self.data.currentData() == "scale")
         self.changed.emit()
 
@@ -270,6 +278,8 @@ class DbLoadForm(QWidget):
             params["user"] = self.user.text().strip()
         if self.password.text():
             params["password"] = self.password.text()
+        if engine == "postgresql" and self.max_tries.value() != 1:
+            params["max_tries"] = self.max_tries.value()
         if engine == "redis":
             params.update(get_ratio=round(self.get_ratio.value(), 2), value_size=self.value_size.value(),
                           pipeline=self.pipeline.value())

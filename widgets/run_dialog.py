@@ -7,23 +7,18 @@ anything connects. A test has a preset exactly when the agent takes one.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QDialog,
-    QDoubleSpinBox,
     QFormLayout,
     QFrame,
-    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListWidget,
     QPushButton,
     QScrollArea,
@@ -33,10 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.chart_theme import MUTED
+from widgets.field_row import field_row
 from widgets.format import one_line
-from widgets.live_plot import MUTED
 from widgets.repeat_field import RepeatField
 from widgets.run_dbload_form import DbLoadForm
+from widgets.run_disk_form import DiskForm, high, parse_size, seconds_spin  # noqa: F401 - parse_size: the dialog's too
 from widgets.run_dns_form import DnsForm
 from widgets.run_hosts import host_item
 from widgets.run_progress import RunProgress
@@ -48,39 +45,6 @@ PROGRESS_ROOM = 150    # px kept below the form for the progress rows, so Start 
 PROGRESS_WIDTH = 1000  # a progress row's fixed columns and its button
 PAGES = ("disk", "cpu", "idle", "mailstorm", "restore", "dns")   # the tests this dialog has a form for
 OPTIONAL_PAGES = ("dbload",)   # forms for tests an older agent may not have: offered when the agent has them
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-          "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
-
-
-def parse_size(text: str) -> int:
-    """ "256M", "2 GiB", "1.5g", "4096" -> bytes (binary units); ValueError when it is not a size."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    if not match or match.group(2).lower() not in _UNITS:
-        raise ValueError(f"file size {text.strip()!r} is not a size (e.g. 256M, 2G)")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
-
-
-def format_size(size: int) -> str:
-    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor}{unit}"
-    return str(size)
-
-
-def _high(test: TestForm, name: str, fallback: float) -> float:
-    """The agent's upper limit of a parameter, or the form's own when the agent sets none."""
-    high = test.param(name).high
-    return fallback if high is None else float(high)
-
-
-def _seconds_spin(value: float, low: float, high: float, name: str) -> QDoubleSpinBox:
-    spin = QDoubleSpinBox()
-    spin.setObjectName(name)
-    spin.setRange(low, high)
-    spin.setDecimals(1)
-    spin.setSuffix(" s")
-    spin.setValue(value)
-    return spin
 
 
 class RunDialog(QDialog):
@@ -120,73 +84,20 @@ class RunDialog(QDialog):
         if with_presets:
             self.preset_combo.setToolTip("; ".join(f"{p.name}: {p.summary}" for p in with_presets[0].presets))
 
-        # -- disk parameters
-        self.test_dir = QLineEdit()
-        self.test_dir.setObjectName("testDirEdit")
-        self.test_dir.setPlaceholderText("the host's test directory, else its run directory")
-        self.test_dir.setToolTip("An absolute directory on the host's disk to test; the test file is "
-                                 "created there and removed afterwards. Empty: the test directory set for "
-                                 "the host (Edit host), else the run directory")
-        self.file_size = QLineEdit()
-        self.file_size.setObjectName("fileSizeEdit")
-        self.file_size.setToolTip("Size of the test file, e.g. 256M or 2G; larger than the host's RAM "
-                                  "when direct I/O is off")
-        self.runtime = _seconds_spin(5.0, 0.1, 3600.0, "runtimeSpin")
-        self.runtime.setToolTip("Measured seconds per job")
-        self.warmup = _seconds_spin(1.0, 0.0, 600.0, "warmupSpin")
-        self.warmup.setToolTip("Seconds per job before measuring; excluded from the figures")
-        self.direct = QCheckBox("Direct I/O (O_DIRECT: bypass the page cache)")
-        self.direct.setObjectName("directCheck")
-        self.direct.setChecked(True)
-        self.engine = QComboBox()
-        self.engine.setObjectName("engineCombo")
-        for text, key in (("auto (fio when installed)", "auto"), ("fio", "fio"), ("built-in", "builtin")):
-            self.engine.addItem(text, key)
-        self.sync_mode = QComboBox()
-        self.sync_mode.setObjectName("syncCombo")
-        self.sync_mode.addItem("fdatasync after each write", "fdatasync")
-        self.sync_mode.addItem("O_SYNC (open flag)", "osync")
-        self.job_boxes: dict[str, QCheckBox] = {}
-        jobs = QGridLayout()
-        jobs.setContentsMargins(0, 0, 0, 0)
-        disk_test = self.tests["disk"]
-        first_preset = disk_test.presets[0].name if disk_test.presets else ""
-        for index, job in enumerate(disk_test.jobs):
-            box = QCheckBox(job.label)
-            box.setObjectName(f"job_{job.key}")
-            box.setChecked(first_preset in job.presets)
-            if job.help:
-                box.setToolTip(job.help)
-            self.job_boxes[job.key] = box
-            jobs.addWidget(box, index // 4, index % 4)
-        disk = QWidget()
-        disk_form = QFormLayout(disk)
-        disk_form.addRow("Test directory:", self.test_dir)
-        sizes = QHBoxLayout()
-        for label, widget in (("", self.file_size), ("Runtime:", self.runtime), ("Warm-up:", self.warmup)):
-            if label:
-                sizes.addSpacing(12)
-                sizes.addWidget(QLabel(label))
-            sizes.addWidget(widget)
-        sizes.addStretch(1)
-        disk_form.addRow("File size:", sizes)
-        engines = QHBoxLayout()
-        engines.addWidget(self.engine)
-        engines.addSpacing(12)
-        engines.addWidget(QLabel("Sync writes:"))
-        engines.addWidget(self.sync_mode)
-        engines.addStretch(1)
-        disk_form.addRow("Engine:", engines)
-        disk_form.addRow("", self.direct)
-        disk_form.addRow("Jobs:", jobs)
+        # -- disk parameters (widgets.run_disk_form); the dialog's names for its fields stay
+        self.disk_form = disk = DiskForm(self.tests["disk"])
+        self.test_dir, self.file_size, self.runtime, self.warmup = (disk.test_dir, disk.file_size, disk.runtime,
+                                                                    disk.warmup)
+        self.direct, self.engine, self.sync_mode, self.job_boxes = (disk.direct, disk.engine, disk.sync_mode,
+                                                                    disk.job_boxes)
 
         # -- cpu parameters
         cpu_test = self.tests["cpu"]
-        self.cpu_seconds = _seconds_spin(5.0, 0.5, _high(cpu_test, "seconds", 3600.0), "cpuSecondsSpin")
+        self.cpu_seconds = seconds_spin(5.0, 0.5, high(cpu_test, "seconds", 3600.0), "cpuSecondsSpin")
         self.cpu_seconds.setToolTip("Seconds of work per phase (single core, then all cores)")
         self.cpu_workers = QSpinBox()
         self.cpu_workers.setObjectName("cpuWorkersSpin")
-        self.cpu_workers.setRange(0, int(_high(cpu_test, "workers", 1024)))
+        self.cpu_workers.setRange(0, int(high(cpu_test, "workers", 1024)))
         self.cpu_workers.setSpecialValueText("all cores")
         cpu = QWidget()
         cpu_form = QFormLayout(cpu)
@@ -196,8 +107,8 @@ class RunDialog(QDialog):
         # -- idle parameters
         # the agent's default phases: [id, label, seconds] for the warm-up, then the measure
         self.idle_phases = [list(phase) for phase in self.tests["idle"].param("phases").default]
-        self.idle_warmup = _seconds_spin(float(self.idle_phases[0][2]), 0.0, 3600.0, "idleWarmupSpin")
-        self.idle_measure = _seconds_spin(float(self.idle_phases[-1][2]), 0.1, 3600.0, "idleMeasureSpin")
+        self.idle_warmup = seconds_spin(float(self.idle_phases[0][2]), 0.0, 3600.0, "idleWarmupSpin")
+        self.idle_measure = seconds_spin(float(self.idle_phases[-1][2]), 0.1, 3600.0, "idleMeasureSpin")
         idle = QWidget()
         idle_form = QFormLayout(idle)
         idle_form.addRow("Warm-up phase:", self.idle_warmup)
@@ -246,13 +157,7 @@ class RunDialog(QDialog):
 
         top = QFormLayout()
         top.addRow("Hosts:", self.host_list)
-        choice = QHBoxLayout()
-        choice.addWidget(self.test_combo)
-        choice.addSpacing(12)
-        choice.addWidget(QLabel("Preset:"))
-        choice.addWidget(self.preset_combo)
-        choice.addStretch(1)
-        top.addRow("Test:", choice)
+        top.addRow("Test:", field_row(("", self.test_combo), ("Preset:", self.preset_combo)))
         self.repeat = RepeatField()
         top.addRow("Repeat:", self.repeat)
         self.form = QWidget()
@@ -282,15 +187,9 @@ class RunDialog(QDialog):
         self.test_combo.currentIndexChanged.connect(lambda _i: self._test_changed())
         self.preset_combo.currentIndexChanged.connect(lambda _i: self._apply_preset())
         self.host_list.itemChanged.connect(lambda _item: self.validate())
-        for edit in (self.test_dir, self.file_size):
-            edit.textChanged.connect(lambda _t: self.validate())
-        for spin in (self.runtime, self.warmup, self.cpu_seconds, self.cpu_workers, self.idle_warmup,
-                     self.idle_measure):
+        self.disk_form.changed.connect(self.validate)
+        for spin in (self.cpu_seconds, self.cpu_workers, self.idle_warmup, self.idle_measure):
             spin.valueChanged.connect(lambda _v: self.validate())
-        for widget in (self.direct, *self.job_boxes.values()):
-            widget.toggled.connect(lambda _c: self.validate())
-        for combo in (self.engine, self.sync_mode):
-            combo.currentIndexChanged.connect(lambda _i: self.validate())
         self.start_button.clicked.connect(lambda _checked=False: self.start())
         self.close_button.clicked.connect(lambda _checked=False: self.close())
         self._test_changed()
@@ -328,15 +227,7 @@ class RunDialog(QDialog):
         """Fill the test's form with the preset's values; the user changes what he wants afterwards."""
         preset = self._preset()
         if preset is not None and self.test() == "disk":
-            values = preset.values
-            self.file_size.setText(format_size(values["file_size"]))
-            self.runtime.setValue(values["runtime"])
-            self.warmup.setValue(values["warmup"])
-            for job in self.tests["disk"].jobs:   # a job the preset does not run cannot be ticked
-                box = self.job_boxes[job.key]
-                box.setEnabled(preset.name in job.presets)
-                if preset.name not in job.presets:
-                    box.setChecked(False)
+            self.disk_form.apply_preset(preset)
         elif preset is not None and self.test() == "cpu":
             self.cpu_seconds.setValue(preset.values["seconds"])
         self.validate()
@@ -362,21 +253,7 @@ class RunDialog(QDialog):
             if self.cpu_workers.value():
                 params["workers"] = self.cpu_workers.value()
             return params
-        directory = self.test_dir.text().strip()
-        if directory and not directory.startswith("/"):
-            raise ValueError(f"the test directory must be an absolute path, not {directory!r}")
-        size = parse_size(self.file_size.text())
-        if size < 1 << 20:
-            raise ValueError("the file size must be at least 1 MiB")
-        jobs = [key for key, box in self.job_boxes.items() if box.isChecked() and box.isEnabled()]
-        if not jobs:
-            raise ValueError("choose at least one job")
-        params = {"preset": preset, "file_size": size, "runtime": self.runtime.value(),
-                  "warmup": self.warmup.value(), "direct": self.direct.isChecked(),
-                  "engine": self.engine.currentData(), "tests": jobs, "sync_mode": self.sync_mode.currentData()}
-        if directory:
-            params["test_dir"] = directory
-        return params
+        return self.disk_form.params(preset)
 
     def choice(self) -> RunChoice:
         """The test, its parameters and the hosts to run it on; ValueError when the form is not valid."""

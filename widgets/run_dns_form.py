@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.live_plot import MUTED
+from widgets.chart_theme import MUTED
 from widgets.test_forms_data import TestForm
 
 PASSES = (("cold,warm", "cold, then warm"), ("cold", "cold only"), ("warm", "warm only"))

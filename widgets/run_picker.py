@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.live_plot import MUTED
+from widgets.chart_theme import MUTED
 from widgets.run_data import RunRow
 from widgets.runs_table import COLUMNS, RunsModel, RunsTable
 

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.chart_theme import MUTED
 from widgets.format import one_line
-from widgets.live_plot import MUTED
 from widgets.progress_row import (
     BAR_W,
     CANCELLING,

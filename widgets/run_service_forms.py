@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.live_plot import MUTED
+from widgets.chart_theme import MUTED
 from widgets.test_forms_data import TestForm
 
 

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.run_dialog import parse_size
+from widgets.run_disk_form import parse_size
 
 DEFAULT_THREADS = "1,2,4,8,16,32"
 

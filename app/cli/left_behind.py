@@ -5,17 +5,25 @@ import contextlib
 import os
 import sys
 
+from app.engine.dbload_reattach import is_watch, loads_of
 from app.engine.lock import this_machine
 from app.workbench import Workbench
 
 
 def left_behind_lines(bench: Workbench) -> list[str]:
     """One line per run this process drove and left stored as running: the host still has its run (the agent,
-    the telemetry sampler) until it is collected or its deadline passes."""
+    the telemetry sampler) until it is collected or its deadline passes. A database server's monitor is
+    collected with its load runs, and said so."""
     here, pid = this_machine(), os.getpid()
     lines = []
-    for run in bench.orphan_candidates():   # every running run of this machine; ours among them
-        if run.owner is None or run.owner.machine != here or run.owner.pid != pid or run.status != "running":
+    for run in bench.running_runs():
+        if run.owner is None or run.owner.machine != here or run.owner.pid != pid:
+            continue
+        if is_watch(run):
+            loads = ", ".join(str(load.id) for load in loads_of(bench, run)) or "?"
+            lines.append(f"run {run.id} on {run.host_name} (the database server's telemetry during load run(s) "
+                         f"{loads}) may still be on the host: it is collected and removed there with them; "
+                         "otherwise the host removes it by itself at its deadline")
             continue
         # a cancel sent before the second Ctrl-C may or may not have reached the host: say what may be there
         lines.append(f"run {run.id} on {run.host_name} may still be on the host (its run directory, and its "

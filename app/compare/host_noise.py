@@ -3,7 +3,11 @@
 A single run is judged with its figure's noise floor (app.compare.noise_floors). When the store holds a
 repeat group of the same host and test (three completed runs or more), their spread says how far this
 host's next run may land; the verdict uses it where it is wider than the floor (three runs can agree
-closely by chance, so it never narrows the floor).
+closely by chance, so it never narrows the floor). A spread measured over a few runs is itself uncertain:
+it is widened as Student's t widens a range built from a sample's sd instead of a known one, t(runs - 1) over
+the normal quantile at the verdict's confidence (3.85x for three runs, 1.8x for five, 1.1x for twenty).
+With the spread as measured, single runs of identical twins 107x apart on a throttled disk's p99 were named
+a winner.
 """
 from __future__ import annotations
 
@@ -11,20 +15,35 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from scipy.stats import t
+
 from app.compare.metrics import figures
+from app.compare.ties import FLOOR_Z
 from storage.records import RunStatus
 
 MIN_RUNS = 3
+FLOOR_LEVEL = 0.995   # the upper quantile of the verdict's two-sided 99 % floor range (FLOOR_Z)
 LOOK_BACK = 60      # the host's latest runs of the test searched for a repeat group
+
+
+def small_sample(sd: float, runs: int) -> float:
+    """`sd` measured over `runs` values, widened for the uncertainty of so few: the range the verdict builds
+    with FLOOR_Z standard errors then holds what a t(runs - 1) range would."""
+    return sd * float(t.ppf(FLOOR_LEVEL, runs - 1)) / FLOOR_Z
 
 
 def log_sd(values: Sequence[float]) -> float | None:
     """The sample standard deviation of log(value); None for fewer than MIN_RUNS positive values."""
-    logs = [math.log(v) for v in values if math.isfinite(v) and v > 0]
+    logs = [math.log(v) for v in _usable(values)]
     if len(logs) < MIN_RUNS:
         return None
     mean = math.fsum(logs) / len(logs)
     return math.sqrt(math.fsum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+
+
+def _usable(values: Sequence[float]) -> list[float]:
+    """The figures a spread of logs can be taken over: finite and positive."""
+    return [v for v in values if math.isfinite(v) and v > 0]
 
 
 def host_noise(source: Any, host: str, test: str) -> dict[str, float]:
@@ -43,7 +62,8 @@ def host_noise(source: Any, host: str, test: str) -> dict[str, float]:
     each = [figures(source.run_detail(run_id).results) for run_id in group]
     out = {}
     for key in dict.fromkeys(k for found in each for k in found):
-        spread = log_sd([found[key].value for found in each if key in found])
+        values = [found[key].value for found in each if key in found]
+        spread = log_sd(values)
         if spread is not None:
-            out[key] = spread
+            out[key] = small_sample(spread, len(_usable(values)))
     return out

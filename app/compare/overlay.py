@@ -22,8 +22,12 @@ OVERLAYS: tuple[tuple[str, str, str], ...] = (
     ("disk.iops", "IOPS (r/s + w/s) of the busiest disk", "1/s"),
     ("cpu.busy", "CPU busy (100 - idle)", "%"),
     ("load.1", "Load average, 1 min", ""),
+    ("cpu.steal", "CPU steal", "%"),
     ("mail.accepted", "Mail storm: accepted messages per second", "msg/s"),
     ("mail.queue", "Mail storm: queue depth", "messages"),
+    # a database load's client: the other curves of a dbload run are its database server's (app.compare.dbload_server)
+    ("client.cpu.busy", "Database load: CPU busy of the load client", "%"),
+    ("client.load.1", "Database load: load average of the load client", ""),
 )
 # overlay name -> the stored series it shows, where the two differ (rates: app/engine/result_rates.py)
 STORED_AS = {"mail.accepted": "rate.accepted_per_s"}

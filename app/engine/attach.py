@@ -14,8 +14,11 @@ running); the window at start-up (follows every one to its end, in workers).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
+from app.engine.dbload_reattach import ServerAlongside, tie, waits_for_its_load
+from app.engine.dbload_regroup import rebuild_total
 from app.engine.lock import RunBusy, claim, this_machine
 from app.engine.orchestrator import (
     EventCallback,
@@ -34,12 +37,13 @@ from app.engine.pool import START_GATE
 from app.errors import USER_ERRORS, AppError
 from remote.run_session import DEFAULT_MARGIN, MONITOR, RunSession
 from storage.errors import NotFound
-from storage.records import AttachableRun, RunStatus
+from storage.records import FINAL_STATUSES, AttachableRun, RunStatus
 
 log = logging.getLogger(__name__)
 
 LEFT_RUNNING = RunStatus.RUNNING.value   # still running on its host: left for a later attach
 NOT_ATTACHED = "not attached"   # the host could not be reached now (or needs a password)
+FINAL = tuple(status.value for status in FINAL_STATUSES)
 
 
 @dataclass(frozen=True)
@@ -73,8 +77,10 @@ def attach_run(
     on_sample: SampleCallback | None = None,
     on_event: EventCallback | None = None,
     password: str | None = None,
+    keep_open: bool = False,
 ) -> AttachOutcome:
     """Take over run `run_id` and store it (follow: to its end; else only when it is over on the host).
+    keep_open: an open-ended monitor is followed until control.stop() (else collected at once).
 
     Raises NotFound / AppError when there is nothing to attach to, RunBusy when a live workbench
     drives it, and what Workbench.connect raises when the host cannot be reached (the run stays
@@ -94,14 +100,38 @@ def attach_run(
             status = workbench.store.runs.get(run_id).run.status
             return AttachOutcome(run_id, "", status, f"run {run_id} was stored meanwhile ({status})")
         workbench.store.runs.set_owner(run.id, lock.owner if lock else None)
-        return _attach(workbench, run, follow, control or RunControl(), on_sample, on_event, password)
+        # a database load's server monitor: followed beside it, then tied to it (app.engine.dbload_reattach)
+        server = ServerAlongside(workbench, run, follow, lambda monitor, watch, keep: attach_run(
+            workbench, monitor, follow=True, control=watch, password=None, keep_open=keep))
+        outcome = None
+        try:
+            outcome = _attach(workbench, run, follow, control or RunControl(), on_sample, on_event, password,
+                              keep_open, connected=server.connected)
+        finally:
+            server.done(outcome is not None and outcome.status in FINAL)
+        if outcome.status in FINAL:
+            tie(workbench, run.id)   # a server monitor collected after its load runs: tied now
+            total = _rebuild_total(workbench, run.id)
+            if total is not None:
+                outcome = replace(outcome, message=f"{outcome.message}; every client of its load is stored: "
+                                                   f"their TOTAL is run {total}")
+        return outcome
     finally:
         if lock:
             lock.release()
 
 
+def _rebuild_total(workbench: RunServices, run_id: int) -> int | None:
+    try:
+        return rebuild_total(workbench, run_id)
+    except Exception:   # the clients' runs are stored: a TOTAL that cannot be made must not hide that
+        log.warning("the TOTAL of run %s's several-client load could not be made", run_id, exc_info=True)
+        return None
+
+
 def _attach(workbench: RunServices, run: AttachableRun, follow: bool, control: RunControl,
-            on_sample: SampleCallback | None, on_event: EventCallback | None, password: str | None) -> AttachOutcome:
+            on_sample: SampleCallback | None, on_event: EventCallback | None, password: str | None,
+            keep_open: bool = False, connected: Callable[[], None] = lambda: None) -> AttachOutcome:
     host, runs = run.host_name, workbench.store.runs
     if run.remote is None:
         reason = (f"{host}: its workbench went away before it recorded where the run lives on the host; "
@@ -122,7 +152,8 @@ def _attach(workbench: RunServices, run: AttachableRun, follow: bool, control: R
     except BaseException:
         turn.leave()
         raise
-    if request.test == MONITOR and request.duration is None:
+    connected()
+    if request.test == MONITOR and request.duration is None and not keep_open:
         control.stop()   # an open-ended monitor ends with its user, who is gone: collect it now
     session = new_session(workbench, transport, request, params, run.id, control, on_sample, on_event, password)
     turn.counted()
@@ -174,8 +205,9 @@ def _said(outcome: RunOutcome, was: str = RunStatus.RUNNING.value) -> str:
 def orphan_candidates(workbench: RunServices) -> list[AttachableRun]:
     """Running runs this machine may take over (the lock tells whether their workbench lives)."""
     here = this_machine()
+    # a database server's monitor waits for its load run: collected alone, it would stop before the load ends
     return [run for run in workbench.store.runs.running(lost_link=True)
-            if run.owner is None or run.owner.machine == here]
+            if (run.owner is None or run.owner.machine == here) and not waits_for_its_load(workbench, run)]
 
 
 def collect_orphans(workbench: RunServices, follow: bool = False) -> list[AttachOutcome]:

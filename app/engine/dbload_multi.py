@@ -18,41 +18,35 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from app.engine.clients_together import TogetherOutcome, TogetherRequest, client_name, run_together
 from app.engine.dbload_totals import KNEE_RULE, DbLoadTotal, dbload_total
 from app.engine.dbload_watch import TargetWatch, WatchResult, record, start_watch
 from app.engine.orchestrator import EventCallback, RunControl, RunOutcome, RunRequestError, SampleCallback
-from app.engine.shared_run import client_name, run_together
 from app.engine.shared_totals import CLIENT_BUSY
 from app.summary.dbload_series import dbload_of
 from remote.agent import benches
-from remote.clock_offset import ClockOffset
 from storage.records import ResultSample, RunStatus
 
 TEST = "dbload"
+# the share of a step a client's load tool waited for a CPU (per thread) from which other work on its host set
+# the pace (on an idle host under 1 %)
+CLIENT_STARVED = 0.25
 TAG_PREFIX = "dbload-"
 SET_BY_WORKBENCH = ("client_index", "client_name", "group", "wait_for_start")
 
 
 @dataclass(frozen=True)
-class DbMultiRequest:
-    hosts: tuple[str, ...]
-    params: Mapping[str, Any]
-    interval: float = 1.0
+class DbMultiRequest(TogetherRequest):
+    """params: the dbload test's parameters, the same for every client."""
 
 
 @dataclass
-class DbMultiOutcome:
-    group: str
-    hosts: tuple[str, ...]
-    outcomes: list[Any]                                      # RunOutcome or the exception, per host
-    offsets: dict[str, ClockOffset] = field(default_factory=dict)
+class DbMultiOutcome(TogetherOutcome):
     total: DbLoadTotal | None = None
     spreads: dict[int, float] = field(default_factory=dict)  # step -> seconds between first and last client start
-    cpu: dict[int, dict[str, float]] = field(default_factory=dict)   # step -> host -> its CPUs' busy share
-    total_run_id: int | None = None
+    cpu: dict[int, dict[str, float]] = field(default_factory=dict)   # step -> host -> its load tool's CPU share
+    waits: dict[int, dict[str, float]] = field(default_factory=dict)  # step -> host -> its tool's wait for a CPU
     database: str = ""
-    error: str = ""
-    started: float | None = None                             # the go instant (workbench clock)
     target: WatchResult | None = None                        # the database server's telemetry, when watched
 
 
@@ -95,7 +89,7 @@ def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | 
     group = secrets.token_hex(4)
     per_host = plan(request, group)
     hosts = tuple(bench.get_host(h).name for h in request.hosts)
-    watch = start_watch(bench, request.params, hosts, request.interval, on_sample)   # the server's own telemetry
+    watch = start_watch(bench, request.params, hosts, request.interval, on_sample, group)   # the server's telemetry
     outcome = DbMultiOutcome(group, hosts, [None] * len(hosts),
                              database=str(per_host[0].get("database") or per_host[0].get("key_prefix") or ""))
     try:
@@ -107,7 +101,7 @@ def run_dbload_multi(bench: Any, request: DbMultiRequest, control: RunControl | 
     watched = watch.stop() if watch is not None else None
     outcome.outcomes, outcome.offsets = together.outcomes, together.offsets
     outcome.error, outcome.started = together.error, together.started
-    _store_total(bench, request, per_host[0], outcome)
+    store_total(bench, request, per_host[0], outcome)
     if watched is not None:
         members = [r.run_id for r in outcome.outcomes if isinstance(r, RunOutcome)]
         if members:
@@ -139,7 +133,10 @@ def step_spreads(events_by_host: Mapping[str, Sequence[Mapping[str, Any]]]) -> d
             if len(at) == len(events_by_host)}
 
 
-def _store_total(bench: Any, request: DbMultiRequest, params: Mapping[str, Any], outcome: DbMultiOutcome) -> None:
+def store_total(bench: Any, request: DbMultiRequest, params: Mapping[str, Any], outcome: DbMultiOutcome,
+                note: str = "", finished: float | None = None) -> None:
+    """Store the TOTAL run of the clients' stored runs (outcome.total_run_id). note: a warning it carries;
+    finished: its end (now when not given)."""
     member = {h: r for h, r in zip(outcome.hosts, outcome.outcomes, strict=True) if isinstance(r, RunOutcome)}
     loads = {}
     for host, result in member.items():
@@ -148,9 +145,14 @@ def _store_total(bench: Any, request: DbMultiRequest, params: Mapping[str, Any],
         if load is not None:
             loads[host] = load
         for r in detail.results if detail is not None else ():
-            busy = r.metadata.get("host_cpu_busy")
-            if r.metric == "ops_per_s" and isinstance(busy, (int, float)) and isinstance(r.metadata.get("step"), int):
-                outcome.cpu.setdefault(r.metadata["step"], {})[host] = float(busy)
+            step = r.metadata.get("step")
+            if r.metric != "ops_per_s" or not isinstance(step, int):
+                continue
+            busy, waited = tool_busy(r.metadata), tool_wait(r.metadata)
+            if busy is not None:
+                outcome.cpu.setdefault(step, {})[host] = busy
+            if waited is not None:
+                outcome.waits.setdefault(step, {})[host] = waited
     if len(loads) == len(outcome.hosts):
         outcome.total = dbload_total(loads)
         outcome.spreads = step_spreads({h: bench.run_events(member[h].run_id) for h in outcome.hosts})
@@ -170,6 +172,8 @@ def _store_total(bench: Any, request: DbMultiRequest, params: Mapping[str, Any],
                               "start_spread_s": {str(k): v for k, v in outcome.spreads.items()},
                               "offsets": {h: {"offset_s": o.offset, "uncertainty_s": o.uncertainty}
                                           for h, o in outcome.offsets.items()}}])
+    if note:
+        runs.add_events(run_id, [{"seq": 2, "t": time.time(), "type": "warning", "message": note}])
     for run in [*[r.run_id for r in member.values()], run_id]:
         runs.set_tags(run, [TAG_PREFIX + outcome.group])
     failed = [r for r in outcome.outcomes if not (isinstance(r, RunOutcome) and r.status == RunStatus.DONE)]
@@ -178,7 +182,7 @@ def _store_total(bench: Any, request: DbMultiRequest, params: Mapping[str, Any],
         error = "no step was run by every client"
     runs.finish(run_id, RunStatus.DONE if not error else RunStatus.FAILED, error=error, engine="agent")
     if outcome.started is not None:
-        runs.set_times(run_id, _utc(outcome.started), _utc(time.time()))
+        runs.set_times(run_id, _utc(outcome.started), _utc(finished if finished is not None else time.time()))
 
 
 def _utc(seconds: float) -> datetime:
@@ -196,6 +200,7 @@ def total_results(outcome: DbMultiOutcome, target: str) -> list[ResultSample]:
                 "hosts": list(total.hosts), "per_second": list(step.per_second), "cv": step.cv,
                 "shares": dict(step.shares), "short_seconds": dict(step.short), "shares_text": step.shares_text(),
                 "start_spread_s": outcome.spreads.get(step.step), "client_cpu_busy": outcome.cpu.get(step.step, {}),
+                "client_cpu_wait": outcome.waits.get(step.step, {}),
                 "client_limit": client_limit(outcome, step.step)}
         out.append(ResultSample(TEST, "ops_per_s", round(step.ops, 3), "ops/s", meta))
     knee = next((s for s in total.steps if s.step == total.knee), None)
@@ -208,10 +213,48 @@ def total_results(outcome: DbMultiOutcome, target: str) -> list[ResultSample]:
     return out
 
 
+def tool_busy(meta: Mapping[str, Any]) -> float | None:
+    """The share of the CPU it could use a client's load tool used over a step (the agent's tool_cpu_busy);
+    for runs stored before the agent measured it, the client host's whole CPU (host_cpu_busy)."""
+    busy = _share(meta, "tool_cpu_busy")
+    return busy if busy is not None else _share(meta, "host_cpu_busy")
+
+
+def tool_wait(meta: Mapping[str, Any]) -> float | None:
+    """The share of a step a client's load tool waited for a CPU, per thread it runs at once (the agent's
+    tool_cpu_wait), or None (not measured)."""
+    return _share(meta, "tool_cpu_wait")
+
+
+def _share(meta: Mapping[str, Any], key: str) -> float | None:
+    value = meta.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def limit_text(host: str, share: float) -> str:
+    return f"{host}'s load tool used {share * 100:.0f} % of the CPU it could use"
+
+
+def starved_text(host: str, share: float) -> str:
+    return f"{host}'s load tool waited for a CPU {share * 100:.0f} % of the step (other work on {host} had it)"
+
+
+def limit_note(busy: Mapping[str, float], waits: Mapping[str, float]) -> str:
+    """Why a step's total may be a client's limit: the client whose tool was out of CPU (the busiest; of
+    equals the first), else the one whose tool waited longest for a CPU while other work ran; "" when none
+    (a machine busy with other work whose tool still got the CPU it asked for is not the client's limit)."""
+    if busy:
+        host, share = max(busy.items(), key=lambda item: item[1])
+        if share >= CLIENT_BUSY:
+            return limit_text(host, share)
+    if waits:
+        host, share = max(waits.items(), key=lambda item: item[1])
+        if share >= CLIENT_STARVED:
+            return starved_text(host, share)
+    return ""
+
+
 def client_limit(outcome: DbMultiOutcome, step: int) -> str:
-    """ "c2 had 93 % of its CPUs busy" when a client host was mostly busy in the step, else ""."""
-    busy = outcome.cpu.get(step, {})
-    if not busy:
-        return ""
-    host, share = max(busy.items(), key=lambda item: item[1])
-    return f"{host} had {share * 100:.0f} % of its CPUs busy" if share >= CLIENT_BUSY else ""
+    """ "c2's load tool used 93 % of the CPU it could use", or "c2's load tool waited for a CPU 40 % of the
+    step (…)", when a client's tool was out of CPU in the step, else "" (limit_note)."""
+    return limit_note(outcome.cpu.get(step, {}), outcome.waits.get(step, {}))

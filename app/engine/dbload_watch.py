@@ -67,10 +67,11 @@ class TargetWatch:
     """A monitor run on the target host in a thread of its own, from start() until stop()."""
 
     def __init__(self, workbench: Any, host: str, interval: float,
-                 on_sample: Callable[[str, Any], None] | None = None) -> None:
+                 on_sample: Callable[[str, Any], None] | None = None, tag: Mapping[str, Any] | None = None) -> None:
         self.workbench = workbench
         self.host = host
         self.interval = interval
+        self.tag = dict(tag or {})   # stored as the monitor's parameters: a re-attach finds it by them
         self.control = RunControl()
         self.on_sample = on_sample
         self.outcome: Any = None
@@ -78,8 +79,8 @@ class TargetWatch:
 
     def _run(self) -> None:
         try:
-            self.outcome = self.workbench.run(RunRequest(self.host, MONITOR, interval=self.interval), self.control,
-                                              self.on_sample)
+            self.outcome = self.workbench.run(RunRequest(self.host, MONITOR, self.tag, interval=self.interval),
+                                              self.control, self.on_sample)
         except BaseException as exc:   # an unreachable target: the load goes on, the run says why
             self.outcome = exc
 
@@ -98,10 +99,15 @@ class TargetWatch:
         return WatchResult(self.host, outcome.run_id, "" if outcome.samples else "no sample came from the target")
 
 
+def watch_tag(clients: Sequence[str], group: str = "") -> dict[str, Any]:
+    """The target monitor's parameters: which load it watches (app.engine.dbload_reattach reads them back)."""
+    return {"watching": TEST, "clients": list(clients), "group": group}
+
+
 def start_watch(workbench: Any, params: Mapping[str, Any], clients: Sequence[str], interval: float,
-                on_sample: Callable[[str, Any], None] | None = None) -> TargetWatch | None:
+                on_sample: Callable[[str, Any], None] | None = None, group: str = "") -> TargetWatch | None:
     host = target_host(workbench, params, clients)
-    return TargetWatch(workbench, host, interval, on_sample).start() if host else None
+    return TargetWatch(workbench, host, interval, on_sample, watch_tag(clients, group)).start() if host else None
 
 
 def step_windows(events: Sequence[Mapping[str, Any]]) -> dict[int, tuple[float, float]]:

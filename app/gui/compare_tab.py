@@ -23,19 +23,19 @@ from PySide6.QtWidgets import (
 )
 
 from app.compare.dbload import curves_of, dbload_runs
+from app.compare.dbload_server import overlay_curves
 from app.compare.dns import DnsLine, dns_comparison
 from app.compare.model import Comparison, RunInput, build, load_inputs
-from app.compare.overlay import aligned, overlay_runs
 from app.errors import USER_ERRORS
 from app.gui.compare_choices import comparison_view
 from app.gui.compare_exports import CompareExports
 from app.gui.compare_prices import ComparePrices
-from app.gui.saved_comparison_loader import OpenedComparison, missing_runs_text, open_saved_comparison
+from app.gui.compare_saved import choose_saved, open_saved, save_comparison
 from app.gui.workers import Worker, WorkerPool
 from app.workbench import Workbench
 from storage.records import HostPrice, RunRecord, SavedComparison
+from widgets.chart_theme import MUTED
 from widgets.format import one_line
-from widgets.live_plot import MUTED
 from widgets.note_editor import NoteEditor
 from widgets.run_picker import RunPicker
 from widgets.saved_comparisons import SavedComparisonsDialog
@@ -277,8 +277,8 @@ class CompareTab(QWidget):
             return
         self._overlay_serial += 1
         serial = self._overlay_serial
-        runs = overlay_runs(self.comparison, test)
-        self.run_job(aligned, self.bench, runs, name, what="Loading telemetry",
+        # a database load's curves are its server's, where recorded (app.compare.dbload_server)
+        self.run_job(overlay_curves, self.bench, self.comparison, name, test, what="Loading telemetry",
                      on_done=lambda curves: serial == self._overlay_serial and self.view.set_overlays(curves))
 
     def clear(self) -> None:
@@ -322,77 +322,18 @@ class CompareTab(QWidget):
         self.show_status(f"Note saved on run {', '.join(f'#{i}' for i in run_ids)}")
         self.runs_changed.emit()
 
-    # -- saved comparisons -----------------------------------------------------------------------
+    # -- saved comparisons (app.gui.compare_saved) -------------------------------------------------
 
     def save_comparison(self) -> None:
         """Save the comparison on screen, or update the saved one it was opened from."""
-        if not self.inputs:
-            return
-        uids = [run.record.uid for run in self.inputs]
-        baseline = next((run.record.uid for run in self.inputs if run.record.id == self.baseline_run_id), None)
-        fields = {"title": self.title(), "run_uids": uids, "baseline_uid": baseline,
-                  "notes": self.notes_edit.toPlainText().strip(), **self.exports.saved_fields()}
-        fields["options"] = {**fields["options"], **self.prices.options()}
-        bench = self.bench
-        saved_id = self.saved.id if self.saved is not None else None
-
-        def job() -> SavedComparison:
-            return bench.save_comparison(saved_id, **fields)
-
-        self.run_job(job, what="Saving the comparison", on_done=self._comparison_saved)
-
-    def _comparison_saved(self, saved: SavedComparison) -> None:
-        self.saved = saved
-        self.title_edit.setText(saved.title)
-        self.show_status(f"Comparison “{saved.title}” saved")
+        save_comparison(self)
 
     def choose_saved(self) -> None:
         """List the saved comparisons (in a worker), then let the user pick one."""
-        self.run_job(self.bench.list_comparisons, what="Listing saved comparisons", on_done=self._pick_saved)
-
-    def _pick_saved(self, saved: list[SavedComparison]) -> None:
-        if self.saved_dialog is not None:
-            self.saved_dialog.close()
-        dialog = SavedComparisonsDialog(saved, self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(lambda: dialog.chosen_id() is not None and self.open_saved(dialog.chosen_id()))
-        dialog.destroyed.connect(lambda: setattr(self, "saved_dialog", None))
-        self.saved_dialog = dialog
-        dialog.open()
+        choose_saved(self)
 
     def open_saved(self, comparison_id: int) -> None:
-        self._serial += 1
-        serial = self._serial
-        self.show_status("Opening the saved comparison…")
-        self.run_job(open_saved_comparison, self.bench, comparison_id, what="Opening the comparison",
-                     on_done=lambda opened: self._opened(serial, opened))
-
-    def _opened(self, serial: int, opened: OpenedComparison) -> None:
-        if serial != self._serial:
-            return
-        saved = opened.saved
-        self.saved = saved
-        self.inputs = opened.inputs
-        self.title_edit.setText(saved.title)
-        self.notes_edit.setPlainText(saved.notes)
-        self.exports.restore_fields(saved)
-        self.prices.restore(saved)
-        self.picker.select_ids(self.run_ids())
-        if saved.notes:
-            self.show_notes(True)
-        if self.inputs:
-            self._show(opened.baseline_run_id)
-            if self.comparison is not None:
-                self.show_picker(False)
-        else:
-            self.comparison = None
-            self.baseline_run_id = None
-            self.view.clear("None of this comparison's runs are in this store.")
-            self._update_buttons()
-        text = f"Opened “{saved.title}”"
-        if opened.missing_uids:
-            text += f" — {missing_runs_text(opened.missing_uids, len(saved.run_uids))}"
-        self.show_status(text)
+        open_saved(self, comparison_id)
 
     def _update_buttons(self) -> None:
         shown = self.comparison is not None

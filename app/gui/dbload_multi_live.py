@@ -17,10 +17,19 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QBoxLayout, QTabWidget
 
-from app.engine.dbload_multi import TEST, DbMultiOutcome, DbMultiRequest, plan, run_dbload_multi
+from app.engine.dbload_multi import (
+    TEST,
+    DbMultiOutcome,
+    DbMultiRequest,
+    limit_note,
+    plan,
+    run_dbload_multi,
+    tool_busy,
+    tool_wait,
+)
 from app.engine.dbload_watch import target_host
 from app.engine.orchestrator import RunControl, RunRequestError
-from app.engine.shared_totals import CLIENT_BUSY
+from app.gui.together_live import SweepControls
 from app.gui.workers import Worker, WorkerPool
 from app.workbench import Workbench
 from remote.agent import benches
@@ -48,6 +57,7 @@ class LiveShares:
         self.seconds: dict[int, dict[str, dict[int, float]]] = {}          # step -> host -> second -> ops
         self.clients: dict[int, dict[str, int]] = {}
         self.busy: dict[int, dict[str, float]] = {}
+        self.waits: dict[int, dict[str, float]] = {}
 
     def tick(self, host: str, event: Mapping[str, Any]) -> tuple[float, float] | None:
         """(x, ops) of one client's second: x in seconds since the first step began."""
@@ -63,10 +73,13 @@ class LiveShares:
     def result(self, host: str, event: Mapping[str, Any]) -> bool:
         """A client's stored step figure: its CPU share busy over the step; True when it was one."""
         meta = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}
-        busy, step = meta.get("host_cpu_busy"), meta.get("step")
-        if event.get("metric") != "ops_per_s" or not isinstance(step, int) or not isinstance(busy, (int, float)):
+        busy, waited, step = tool_busy(meta), tool_wait(meta), meta.get("step")
+        if event.get("metric") != "ops_per_s" or not isinstance(step, int) or (busy is None and waited is None):
             return False
-        self.busy.setdefault(step, {})[host] = float(busy)
+        if busy is not None:
+            self.busy.setdefault(step, {})[host] = busy
+        if waited is not None:
+            self.waits.setdefault(step, {})[host] = waited
         return True
 
     def totals(self, step: int) -> list[float]:
@@ -82,15 +95,11 @@ class LiveShares:
         return {host: (n / whole if whole > 0 else 0.0) for host, n in sums.items()}
 
     def note(self, step: int) -> str:
-        busy = self.busy.get(step, {})
-        if not busy:
-            return ""
-        # the busiest; of equals the first in host order, as the stored TOTAL names it
-        host, share = max(((h, busy[h]) for h in self.hosts if h in busy), key=lambda item: item[1])
-        if share < CLIENT_BUSY:
-            return ""
-        return (f"{host} had {share * 100:.0f} % of its CPUs busy: this step's total may be the client's limit, "
-                "not the server's")
+        # of equals the first in host order, as the stored TOTAL names it
+        busy, waits = self.busy.get(step, {}), self.waits.get(step, {})
+        text = limit_note({h: busy[h] for h in self.hosts if h in busy},
+                          {h: waits[h] for h in self.hosts if h in waits})
+        return f"{text}: this step's total may be the client's limit, not the server's" if text else ""
 
     def rows(self) -> list[ShareRow]:
         out = []
@@ -113,7 +122,7 @@ class LiveView(Protocol):
     def busy_hosts(self) -> set[str]: ...
 
 
-class DbMultiLive(QObject):
+class DbMultiLive(QObject, SweepControls):
     """One several-client load at a time; finished(DbMultiOutcome) or failed(exception) at its end."""
 
     tick = Signal(str, object)      # host, agent event (from worker threads)
@@ -180,14 +189,6 @@ class DbMultiLive(QObject):
         self.pool.start(worker, key="dbload-multi")
         self.tabs.setCurrentWidget(self.live)   # type: ignore[arg-type]
         return ""
-
-    def cancel(self) -> None:
-        if self.control is not None:
-            self.control.cancel()
-
-    def shutdown(self, timeout_ms: int = 15_000) -> bool:
-        self.cancel()
-        return self.pool.wait(timeout_ms)
 
     # -- from the worker threads -----------------------------------------------------------------
 

@@ -1,51 +1,52 @@
-"""Monitoring and graphs in the main window: the Monitor action, the Live tab, the Graphs tab.
+"""Monitoring and graphs in the main window: the Monitor and Run test actions, the Live tab, the Graphs tab.
 
-LiveTab owns the MonitorController and a Dashboard; LiveFeatures wires them (and the stored runs'
-Open graphs / Replay) into the MainWindow, so the window itself stays about hosts and facts.
+LiveFeatures wires them (and the stored runs' Open graphs / Replay) into the MainWindow, so the window itself
+stays about hosts and facts. The Live tab's page (app.gui.live_page: charts, the shared-storage and database
+load panels) is made just after the window's first paint, its modules imported in a worker meanwhile, or at
+once when a monitor, a test or the tab itself needs it first: the window paints without the charts' library.
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QTabWidget, QToolBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QTabWidget, QToolBar, QWidget
 
 from app.catalogue import CATALOGUE
-from app.engine.dbload_multi import DbMultiOutcome
-from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunOutcome, RunRequest
+from app.engine.orchestrator import MAX_INTERVAL, MIN_INTERVAL, RunRequest
 from app.engine.repeats import RepeatedRequest, plan_for
-from app.gui.dbload_multi_live import DbMultiLive
-from app.gui.host_actions import ConnectQuestions, FactsFlow
+from app.gui.host_actions import FactsFlow
 from app.gui.lazy_tabs import LazyTabs
-from app.gui.monitor_controller import MonitorController
-from app.gui.replay import ReplayView, StoredRun, load_stored_runs
-from app.gui.run_controller import RunController, RunResults, load_run_results
+from app.gui.run_controller import RunResults, load_run_results
 from app.gui.runs_pane import RunsPane
-from app.gui.shared_features import SharedFeatures
 from app.gui.workers import Worker
 from app.workbench import Workbench
-from storage.records import RunStatus
-from widgets.dashboard import Dashboard
 from widgets.host_list import HostList
-from widgets.run_data import RunState
-from widgets.run_dialog import RunDialog
-from widgets.run_progress import RunProgress
 from widgets.runs_table import RunsTable
 from widgets.test_forms_data import RunChoice
 
+if TYPE_CHECKING:
+    from app.engine.dbload_multi import DbMultiOutcome
+    from app.gui.dbload_multi_live import DbMultiLive
+    from app.gui.live_page import LiveTab
+    from app.gui.replay import ReplayView, StoredRun
+    from app.gui.shared_features import SharedFeatures
+    from widgets.run_dialog import RunDialog
+
 GRAPHS = "graphs"          # the Graphs tab's key among the window's lazy tabs
+LIVE = "live"              # the Live tab's
+# what the Live tab's page imports that the window's first paint does not need (charts: pyqtgraph, numpy)
+LIVE_MODULES = ("app.gui.live_page", "app.gui.shared_features", "app.gui.dbload_multi_live", "app.gui.replay",
+                "widgets.run_dialog")
 
 
-def dbload_steps(test: str, params: dict[str, Any]) -> int:
-    """How many steps a database load's clients list makes ("1,2,4,8": 4); 0 for another test or when unsaid."""
-    if test != "dbload":
-        return 0
-    clients = params.get("clients")
-    if isinstance(clients, str):
-        return len([c for c in clients.split(",") if c.strip()])
-    return len(clients) if isinstance(clients, (list, tuple)) else 0
+def import_live_modules() -> None:
+    """Runs in a worker: the imports only (no widget is made outside the GUI thread)."""
+    for name in LIVE_MODULES:
+        importlib.import_module(name)
 
 
 class LiveHost(Protocol):
@@ -64,142 +65,16 @@ class LiveHost(Protocol):
                 what: str = "", key: str | None = None) -> Worker: ...
 
 
-class LiveTab(QWidget):
-    """Live graphs of the monitored hosts, with Stop (store the runs) and Cancel."""
-
-    run_stored = Signal(int)
-
-    def __init__(self, workbench: Workbench, questions: ConnectQuestions | None = None,
-                 parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("liveTab")
-        self.controller = MonitorController(workbench, self, questions)
-        self.runs = RunController(workbench, self, questions, monitors=self.controller)   # takes monitors over
-        self.dashboard = Dashboard(self)
-        self.dashboard.empty_label.setText("Select one or more hosts and click “Monitor” to watch them live, "
-                                           "or “Run test…” to benchmark them.")
-        self.progress = RunProgress(self)   # the tests' progress, above their telemetry
-        self.progress.hide()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.dashboard, 1)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setObjectName("stopButton")
-        self.stop_button.setToolTip("Stop monitoring and store the runs with their graphs")
-        self.stop_button.clicked.connect(lambda _checked=False: self.stop())
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setObjectName("cancelButton")
-        self.cancel_button.setToolTip("Stop monitoring now; the runs are stored as cancelled")
-        self.cancel_button.clicked.connect(lambda _checked=False: self.cancel())
-        self.dashboard.bar.addWidget(self.stop_button)
-        self.dashboard.bar.addWidget(self.cancel_button)
-        queued = Qt.ConnectionType.QueuedConnection     # emitted in worker threads
-        self.controller.sample.connect(self.dashboard.add_sample, queued)
-        self.controller.event.connect(self.dashboard.add_event, queued)
-        self.controller.started.connect(lambda host, _interval: self.dashboard.set_status(host, "connecting…",
-                                                                                          "connecting"))
-        self.controller.finished.connect(self._finished)
-        self.controller.ended.connect(self._ended)
-        self.controller.running_changed.connect(lambda _running: self._update_buttons())
-        self.runs.sample.connect(self.dashboard.add_sample, queued)
-        self.runs.event.connect(self.dashboard.add_event, queued)
-        self.runs.started.connect(lambda host: self.dashboard.set_status(host, "connecting…", "connecting"))
-        self.connect_progress(self.progress)
-        self.runs.finished.connect(lambda host, outcome: self._finished(host, outcome, "finished"))
-        self.runs.refused.connect(lambda host, reason: self.dashboard.set_status(host, reason, "error"))
-        self._clock = QTimer(self)   # counts the time left down between progress events
-        self._clock.setInterval(1000)
-        self._clock.timeout.connect(self.progress.tick)
-        self.runs.running_changed.connect(lambda running: self._clock.start() if running else self._clock.stop())
-        self._update_buttons()
-
-    def connect_progress(self, progress: RunProgress) -> None:
-        """Feed a progress widget (this tab's, a run dialog's) from the tests' signals; its Cancel cancels."""
-        self.runs.event.connect(progress.add_event)
-        self.runs.finished.connect(progress.set_stored)
-        self.runs.refused.connect(progress.set_refused)
-        progress.cancel_requested.connect(self.runs.cancel)
-        progress.cancel_all_requested.connect(self.runs.cancel)
-        progress.results_requested.connect(self.runs.results.show_run)
-
-    def busy_hosts(self) -> set[str]:
-        return set(self.controller.running_hosts()) | set(self.runs.running_hosts())
-
-    def run_tests(self, requests: list[RunRequest], *others: RunProgress) -> list[str]:
-        """Start a test on each request's host that runs none (a monitor is taken over); the hosts started."""
-        testing = set(self.runs.running_hosts())
-        requests = [r for r in requests if r.host not in testing]
-        if not requests:
-            return []
-        if not self.busy_hosts():
-            self.dashboard.clear()
-        if not testing:
-            self.progress.clear()
-        try:
-            expected = CATALOGUE.test(requests[0].test).expected_seconds(requests[0].params)
-        except (KeyError, ValueError):
-            expected = None
-        for request in requests:
-            self.dashboard.add_host(request.host)
-            steps = dbload_steps(request.test, request.params)
-            if steps:
-                self.dashboard.set_dbload_steps(request.host, steps)
-            for progress in (self.progress, *others):
-                progress.add_host(request.host, expected, request.test)
-        self.progress.show()
-        return self.runs.start(requests)
-
-    def monitor(self, hosts: list[str], interval: float = 1.0) -> list[str]:
-        """Start monitoring these hosts (those not monitored yet); the hosts started."""
-        hosts = [h for h in hosts if not self.runs.is_running(h)]
-        if not self.busy_hosts():
-            self.dashboard.clear()   # a new session; the last one's runs are stored
-            self.progress.hide()
-        fresh = [h for h in hosts if not self.controller.is_running(h)]
-        for host in fresh:
-            self.dashboard.add_host(host)
-        started = self.controller.start(fresh, interval)
-        self._update_buttons()
-        return started
-
-    def stop(self) -> None:
-        self.controller.stop()
-
-    def cancel(self) -> None:
-        self.controller.cancel()
-
-    def shutdown(self, timeout_ms: int = 15_000) -> bool:
-        self._clock.stop()
-        tests_ended = self.runs.shutdown(timeout_ms)
-        return self.controller.shutdown(timeout_ms) and tests_ended
-
-    def _finished(self, host: str, outcome: RunOutcome, finished: str = "stopped") -> None:
-        if outcome.status == RunStatus.FAILED:
-            self.dashboard.set_status(host, outcome.error or "failed", RunState.FAILED)   # the text, the view's state
-        else:
-            word = finished if outcome.status == RunStatus.DONE else outcome.status
-            self.dashboard.set_status(host, f"{word} — stored as run #{outcome.run_id}", RunState.DONE)
-        self.run_stored.emit(outcome.run_id)
-
-    def _ended(self, host: str, status: str, reason: str) -> None:
-        if status == "refused":
-            self.dashboard.set_status(host, reason, "error")
-
-    def _update_buttons(self) -> None:
-        running = bool(self.controller.running_hosts())
-        self.stop_button.setEnabled(running)
-        self.cancel_button.setEnabled(running)
-
-
 class LiveFeatures(QObject):
     """The Monitor action (with its interval), the Live and Graphs tabs, and the Runs tab's buttons."""
 
     def __init__(self, window: LiveHost, toolbar: QToolBar) -> None:
         super().__init__(window)
         self.window = window
-        self.live = LiveTab(window.bench, window.flow.questions, window)
+        self.toolbar = toolbar
         self.runs_pane = RunsPane(window.runs_table)
+        self._shared: SharedFeatures | None = None
+        self._dbmulti: DbMultiLive | None = None
 
         self.monitor_action = QAction("Monitor", window)
         self.monitor_action.setObjectName("monitorAction")
@@ -228,32 +103,88 @@ class LiveFeatures(QObject):
         toolbar.addAction(self.monitor_action)
         toolbar.addWidget(QLabel(" every "))
         toolbar.addWidget(self.interval_spin)
-        self.shared = SharedFeatures(window, self.live, toolbar)   # the shared-storage sweep
-        # the database load test with several hosts ticked: clients of one server, started together
-        self.dbmulti = DbMultiLive(window.bench, self.live, window.tabs, self)
-        self.dbmulti.finished.connect(self._dbmulti_finished)
-        self.dbmulti.failed.connect(lambda exc: window.show_status(f"Database load failed: {exc}"))
-
-        self.live.controller.host_state.connect(window.host_list.set_status)
-        self.live.controller.message.connect(window.show_status)
-        self.live.runs.host_state.connect(window.host_list.set_status)
-        self.live.runs.message.connect(window.show_status)
-        self.live.run_stored.connect(lambda _run_id: window.reload_runs())
         self.runs_pane.run_chosen.connect(self.load_results)
         self.runs_pane.open_graphs.connect(lambda ids: self.open_runs(ids, replay=False))
         self.runs_pane.replay.connect(lambda ids: self.open_runs(ids, replay=True))
 
     def add_tabs(self) -> None:
-        tabs = self.window.tabs
-        tabs.addTab(self.live, "Live")
-        self.window.lazy_tabs.add(GRAPHS, "Graphs", lambda: ReplayView(self.window))
+        self.window.lazy_tabs.add(LIVE, "Live", self._make_live)
+        self.window.lazy_tabs.add(GRAPHS, "Graphs", self._make_graphs)
+
+    def _make_graphs(self) -> QWidget:
+        from app.gui.replay import ReplayView
+
+        return ReplayView(self.window)
+
+    def _make_live(self) -> QWidget:
+        from app.gui.dbload_multi_live import DbMultiLive
+        from app.gui.live_page import LiveTab
+        from app.gui.shared_features import SharedFeatures
+
+        window = self.window
+        live = LiveTab(window.bench, window.flow.questions, window)
+        self._shared = SharedFeatures(window, live, self.toolbar)   # the shared-storage sweep
+        # the database load test with several hosts ticked: clients of one server, started together
+        self._dbmulti = DbMultiLive(window.bench, live, window.tabs, self)
+        self._dbmulti.finished.connect(self._dbmulti_finished)
+        self._dbmulti.failed.connect(lambda exc: window.show_status(f"Database load failed: {exc}"))
+        live.controller.host_state.connect(window.host_list.set_status)
+        live.controller.message.connect(window.show_status)
+        live.runs.host_state.connect(window.host_list.set_status)
+        live.runs.message.connect(window.show_status)
+        live.run_stored.connect(lambda _run_id: window.reload_runs())
+        fit = getattr(window, "toolbar_rows", None)
+        if fit is not None:   # the Shared storage action joined the tests' toolbar
+            fit.fit()
+        return live
+
+    def after_first_paint(self) -> None:
+        """Import the Live tab's modules in a worker, then make its page (unless something made it first)."""
+        if not self.window.lazy_tabs.is_built(LIVE) and not self._closing():
+            self.window.run_job(import_live_modules, on_done=self._imported, what="Loading the live charts")
+
+    def _closing(self) -> bool:
+        """A window closing (or quit at once) starts no job and needs no new page: nobody would see it."""
+        return bool(getattr(self.window, "_closing", False))
+
+    def _imported(self, _none: object) -> None:
+        if not self._closing():
+            _ = self.live
+
+    @property
+    def live(self) -> LiveTab:
+        """The Live tab's page (made now if it was not yet)."""
+        return self.window.lazy_tabs.page(LIVE)  # type: ignore[return-value]
+
+    @property
+    def live_made(self) -> bool:
+        return self.window.lazy_tabs.is_built(LIVE)
+
+    @property
+    def shared(self) -> SharedFeatures:
+        """The shared-storage sweep (made with the Live tab)."""
+        _ = self.live
+        assert self._shared is not None
+        return self._shared
+
+    @property
+    def dbmulti(self) -> DbMultiLive:
+        """The database load from several hosts together (made with the Live tab)."""
+        _ = self.live
+        assert self._dbmulti is not None
+        return self._dbmulti
+
+    def running_tests(self) -> list[str]:
+        """The hosts a test runs on (none before the Live tab is made: tests start there)."""
+        return list(self.live.runs.running_hosts()) if self.live_made else []
+
+    def busy_hosts(self) -> set[str]:
+        return self.live.busy_hosts() if self.live_made else set()
 
     @property
     def graphs(self) -> ReplayView:
         """The Graphs tab's page (made now if it was not yet: the window opens without it)."""
-        page = self.window.lazy_tabs.page(GRAPHS)
-        assert isinstance(page, ReplayView)
-        return page
+        return self.window.lazy_tabs.page(GRAPHS)  # type: ignore[return-value]
 
     def monitor(self, hosts: list[str] | None = None) -> list[str]:
         hosts = hosts or self.window.host_list.selected_hosts()
@@ -272,6 +203,8 @@ class LiveFeatures(QObject):
             self.run_dialog.raise_()
             self.run_dialog.activateWindow()
             return self.run_dialog
+        from widgets.run_dialog import RunDialog
+
         hosts = self.window.host_list
         dialog = RunDialog(hosts.host_names(), hosts.selected_hosts(), set(self.live.runs.running_hosts()),
                            self.window, tests=CATALOGUE.runnable(), validate=CATALOGUE.validate,
@@ -320,6 +253,8 @@ class LiveFeatures(QObject):
 
     def open_runs(self, run_ids: list[int], replay: bool) -> None:
         names = ", ".join(f"#{i}" for i in run_ids)
+        from app.gui.replay import load_stored_runs
+
         self.window.run_job(load_stored_runs, self.window.bench, run_ids, what=f"Opening run {names}",
                             on_done=lambda runs: self._show_runs(runs, replay))
 
@@ -330,6 +265,8 @@ class LiveFeatures(QObject):
     def shutdown(self, timeout_ms: int) -> bool:
         if self.window.lazy_tabs.is_built(GRAPHS):
             self.graphs.stop()
+        if not self.live_made:
+            return True   # nothing was monitored or tested: all of that starts in the Live tab
         shared_ended = self.shared.shutdown(timeout_ms)
         dbload_ended = self.dbmulti.shutdown(timeout_ms)
         return self.live.shutdown(timeout_ms) and shared_ended and dbload_ended

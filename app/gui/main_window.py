@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -33,6 +33,7 @@ from app.gui.import_dialog import ImportDialog
 from app.gui.lazy_tabs import LazyTabs
 from app.gui.live_tab import LiveFeatures
 from app.gui.run_reattach import RunReattacher
+from app.gui.window_facts import FactsShown
 from app.gui.window_menus import RunsMenuActions, host_menu, popup, runs_menu
 from app.gui.window_state import fit_default_size, keep_inside_screen, restore_parts, restore_window, save_window
 from app.gui.window_toolbars import ToolbarRows
@@ -44,7 +45,7 @@ from widgets.format import one_line
 from widgets.host_colours import set_known_hosts
 from widgets.host_editor import HostEditor
 from widgets.host_groups import HostGroupBar, select_hosts
-from widgets.host_list import STATUS_ERROR, HostList
+from widgets.host_list import HostList
 from widgets.runs_table import RunsTable
 from widgets.wheel_scroll import latch_wheel
 
@@ -59,7 +60,7 @@ COMPARE = "compare"        # the Compare tab's key among the lazy tabs
 CLOSE_WAIT_MS = 15_000   # a connect in progress is bounded by its own timeout; do not hang longer
 
 
-class MainWindow(QMainWindow, HostInventory):
+class MainWindow(QMainWindow, HostInventory, FactsShown):
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.bench = workbench
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow, HostInventory):
         self._closing = False
         self._state_saved = False
         self._select_after_refresh: str | None = None
+        self._painted = False
 
         self.host_list = HostList()
         self.facts_view = FactsView()
@@ -216,6 +218,13 @@ class MainWindow(QMainWindow, HostInventory):
         self.tests_toolbar = make_toolbar(self, "Tests", "testsToolbar")   # LiveFeatures adds the tests' actions
         self.toolbar_rows = ToolbarRows(self, [toolbar, self.facts_toolbar, self.tests_toolbar])
 
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.Paint and not self._painted:
+            self._painted = True   # the window is on screen: now the Live tab's charts may load
+            QTimer.singleShot(0, self.live.after_first_paint)
+        return handled
+
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not event.spontaneous():   # the frame is known a moment after the first show
@@ -308,68 +317,6 @@ class MainWindow(QMainWindow, HostInventory):
                                       | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
         return answer == QMessageBox.StandardButton.Yes
 
-    # -- facts -----------------------------------------------------------------------------------
-
-    def gather_facts(self, name: str | None = None) -> bool:
-        """Gather the facts of `name`, else of every selected host (each in its own worker)."""
-        names = [name] if name else self.host_list.selected_hosts()
-        started = [host for host in names if self.flow.gather(host)]
-        if len(started) > 1:
-            self.show_status(f"Gathering facts of {len(started)} hosts: {', '.join(started)}")
-        self._update_actions()
-        return bool(started)
-
-    def _on_host_state(self, name: str, status: str, message: str) -> None:
-        self.host_list.set_status(name, status, message)
-        self._update_actions()
-        if status == STATUS_ERROR and name == self.host_list.current_host() and name not in self._facts:
-            self.facts_view.show_message(name, f"Could not gather facts: {message}")
-
-    def _on_facts(self, outcome: Any) -> None:
-        facts = outcome.facts
-        self._facts[outcome.host] = (facts.get("collected_at"), facts)
-        if self.host_list.current_host() == outcome.host:
-            self._show_facts(outcome.host)
-        self.reload_runs()
-
-    def _on_current_host(self, name: str) -> None:
-        self._update_actions()
-        if name:
-            self._show_facts(name)
-        else:
-            self.facts_view.show_message("", "Select a host.")
-
-    def _show_facts(self, name: str) -> None:
-        if name in self._facts:
-            when, facts = self._facts[name]
-            self.facts_view.set_facts(name, facts, when)
-            return
-        if name in self._facts_loaded:
-            self._show_no_facts(name)
-            return
-        self.facts_view.show_message(name, "Loading stored facts…")
-        bench = self.bench
-        self.run_job(lambda: (name, bench.latest_facts_taken(name)), on_done=self._on_stored_facts,
-                     what=f"Loading facts of {name}")
-
-    def _on_stored_facts(self, data: tuple[str, Any]) -> None:
-        name, found = data
-        self._facts_loaded.add(name)
-        if found is not None and name not in self._facts:
-            self._facts[name] = found
-        if self.host_list.current_host() == name:
-            if name in self._facts:
-                self._show_facts(name)
-            else:
-                self._show_no_facts(name)
-
-    def _show_no_facts(self, name: str) -> None:
-        if self.flow.is_busy(name):
-            self.facts_view.show_message(name, "Gathering facts…")
-        else:
-            self.facts_view.show_message(
-                name, "No facts stored for this host yet.\nClick “Gather facts” (or double-click the host).")
-
     def _update_actions(self) -> None:
         name = self.host_list.current_host() if hasattr(self, "host_list") else None
         editable = bool(name) and name != LOCAL_HOST_NAME
@@ -420,7 +367,7 @@ class MainWindow(QMainWindow, HostInventory):
     def unsaved_work(self) -> str:
         """What closing now would lose, in words; empty when nothing."""
         unsaved = self.lazy_tabs.is_built(COMPARE) and self.compare.has_unsaved_changes()
-        return what_would_be_lost(self.live.live.runs.running_hosts(), unsaved)
+        return what_would_be_lost(self.live.running_tests(), unsaved)
 
     def request_close(self) -> bool:
         """Close, asking first when a test runs or a comparison is unsaved; False while the question is open."""
@@ -439,7 +386,7 @@ class MainWindow(QMainWindow, HostInventory):
             event.ignore()
             return
         self._save_state()   # before hiding: the geometry the user sees
-        if self.pool.active_count() or self.live.live.busy_hosts() or self.reattacher.pool.active_count():
+        if self.pool.active_count() or self.live.busy_hosts() or self.reattacher.pool.active_count():
             self.show_status("Waiting for background work to stop…")
             self.hide()
         self.shutdown()

@@ -25,6 +25,7 @@ from widgets.live_plot import MUTED, format_elapsed
 SPEEDS = (1, 2, 5, 10, 30, 60)
 TICK_MS = 20
 SLIDER_STEPS = 1000
+TITLE_MARGIN = 4   # the bar's own margin: the title's text starts where the Play button does
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,10 @@ class ReplayView(QWidget):
         self.dashboard = Dashboard(window=None, gradual=True)
         self.clock = ReplayClock(self.dashboard, self)
         self.title = QLabel("Open a stored run from the Runs tab: “Open graphs” or “Replay”.")
+        self.title.setObjectName("graphsTitle")
         self.title.setStyleSheet(f"color: {MUTED};")
+        # the same left edge as the buttons under it and the other tabs' first lines (not the pane's border)
+        self.title.setContentsMargins(TITLE_MARGIN, 4, TITLE_MARGIN, 0)
         self.play_button = QPushButton("Play")
         self.play_button.setObjectName("playButton")
         self.play_button.clicked.connect(self.toggle)
@@ -200,7 +204,7 @@ class ReplayView(QWidget):
         self.all_button.setToolTip("Show every sample of the run at once")
         self.all_button.clicked.connect(self.clock.show_all)
         bar = QHBoxLayout()
-        bar.setContentsMargins(4, 4, 4, 0)
+        bar.setContentsMargins(TITLE_MARGIN, 4, TITLE_MARGIN, 0)
         for widget in (self.play_button, self.speed_combo):
             bar.addWidget(widget)
         bar.addWidget(self.slider, 1)

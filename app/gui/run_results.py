@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSize
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTabWidget, QVBoxLayout, QWidget
@@ -20,8 +21,10 @@ from app.summary.results_page import results_page
 from app.workbench import Workbench
 from storage.records import ResultSample, RunRecord, RunStatus
 from widgets.results_data import TableData
-from widgets.results_view import ResultsView
 from widgets.screen_fit import fit_to_screen
+
+if TYPE_CHECKING:
+    from widgets.results_view import ResultsView
 
 RESULTS_SIZE = QSize(1200, 860)
 MAX_TABS = 12   # the oldest runs' tabs go first
@@ -80,6 +83,8 @@ class RunResultsWindow(QDialog):
         run = results.run
         view = self.views.get(run.id)
         if view is None:
+            from widgets.results_view import ResultsView  # its charts load with the first results shown
+
             view = ResultsView()
             self.views[run.id] = view
             group = f" · run {run.repeat_index}" if run.repeat_group and run.repeat_index else ""

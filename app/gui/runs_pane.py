@@ -6,6 +6,8 @@ double-click opens the graphs.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -21,10 +23,12 @@ from PySide6.QtWidgets import (
 from app.gui.run_controller import RunResults
 from app.summary.results_page import results_page
 from storage.records import RunStatus
-from widgets.live_plot import MUTED
-from widgets.results_view import ResultsView
+from widgets.chart_theme import MUTED
 from widgets.runs_table import RunsTable
 from widgets.wheel_scroll import latch_wheel
+
+if TYPE_CHECKING:
+    from widgets.results_view import ResultsView
 
 
 class RunsPane(QWidget):
@@ -103,6 +107,9 @@ class RunsPane(QWidget):
     def results(self) -> ResultsView:
         """The results view below the table, made now if it was not yet."""
         if self._results is None:
+            # imported with the first results shown: its charts' library is no part of the window's start
+            from widgets.results_view import ResultsView
+
             self._results = ResultsView()
             self.results_area.addWidget(self._results)
             latch_wheel(self._results)   # it scrolls inside the window's page

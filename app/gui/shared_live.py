@@ -12,13 +12,14 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 from app.engine.orchestrator import RunControl
 from app.engine.shared_run import TEST, SharedOutcome, SharedRequest, plan, run_shared
+from app.gui.together_live import SweepControls
 from app.gui.workers import Worker, WorkerPool
 from app.workbench import Workbench
 from remote.agent import benches
 from widgets.shared_total_chart import SharedTotalChart
 
 
-class SharedLive(QObject):
+class SharedLive(QObject, SweepControls):
     """One sweep at a time; finished(SharedOutcome) or failed(exception) at its end."""
 
     tick = Signal(str, str, int, float)      # host, step, second, op/s (from worker threads)
@@ -56,14 +57,6 @@ class SharedLive(QObject):
         worker.finished.connect(self._finished)
         worker.failed.connect(self.failed.emit)
         self.pool.start(worker, key="shared-storage")
-
-    def cancel(self) -> None:
-        if self.control is not None:
-            self.control.cancel()
-
-    def shutdown(self, timeout_ms: int = 15_000) -> bool:
-        self.cancel()
-        return self.pool.wait(timeout_ms)
 
     # -- from the worker threads -----------------------------------------------------------------
 

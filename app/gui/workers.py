@@ -72,21 +72,30 @@ class Worker(QRunnable):
         self.started.set()
         if self.cancelled:
             self.ended.set()
-            self.signals.done.emit(self)
+            self._emit(self.signals.done, self)
             return
         try:
             result = self.fn(*self.args, **self.kwargs)
         except BaseException as exc:  # noqa: BLE001 - every failure must reach the GUI, never kill the thread
             self._returned.set()
             if not self.cancelled:
-                self.signals.failed.emit(exc)
+                self._emit(self.signals.failed, exc)
         else:
             self._returned.set()
             if not self.cancelled:
-                self.signals.finished.emit(result)
+                self._emit(self.signals.finished, result)
         finally:
             self.ended.set()
-            self.signals.done.emit(self)
+            self._emit(self.signals.done, self)
+
+    @staticmethod
+    def _emit(signal: Any, value: Any) -> None:
+        # quitting right after start-up can delete the signals object (with the application) while a job
+        # still runs: nobody is left to hear its result, and a raise here would only print a traceback
+        try:
+            signal.emit(value)
+        except RuntimeError:
+            log.debug("a background job ended after its window was gone")
 
 
 class WorkerPool(QObject):

@@ -14,6 +14,7 @@ from typing import Any
 from app.catalogue import CATALOGUE
 from app.compare.caveats import Caveat
 from app.compare.dbload import OPS_OVERLAY, P99_OVERLAY, DbLoadRun, dbload_runs, overlays_of
+from app.compare.dbload_server import CLIENT, overlay_curves
 from app.compare.dns import DnsLine, dns_comparison
 from app.compare.model import Comparison, RunInput, build, figure_name, load_inputs
 from app.compare.overlay import OVERLAYS, AlignedSeries, aligned, overlay_runs
@@ -32,8 +33,9 @@ from widgets.host_colours import colours_by_host, host_colour
 PAGE_SIZES = ("A4", "Letter")
 # the telemetry charts of each test, in order: a CPU test shows how busy the CPU was, a mail storm first its
 # accepts and queue
+# a database load: its server's disks, CPU, steal and load, then its client's CPU and load (app.compare.dbload_server)
 TEST_OVERLAYS = {"cpu": ("cpu.busy", "load.1"), "mailstorm": ("mail.accepted", "mail.queue", "disk.util", "load.1"),
-                 "dbload": ("cpu.busy", "load.1")}
+                 "dbload": ("disk.util", "cpu.busy", "cpu.steal", "load.1", "client.cpu.busy", "client.load.1")}
 DEFAULT_OVERLAYS = ("disk.util", "load.1")
 
 
@@ -132,7 +134,9 @@ class ReportData:
         return [note for note in self.caveats if note.test == test]
 
     def colour(self, label: str) -> str:
-        return self.colours.get(label) or host_colour(label, list(self.colours))
+        # "db-01: database server pg-01" is drawn in its row's colour (app.compare.dbload_server)
+        row = label.split(": database server ", 1)[0].split(": load client", 1)[0]
+        return self.colours.get(label) or self.colours.get(row) or host_colour(label, list(self.colours))
 
 
 def gather(store: Any, run_ids: Sequence[int], baseline_run_id: int | None = None,
@@ -246,12 +250,29 @@ def gather_overlays(store: Any, comparison: Comparison) -> list[Overlay]:
         labelled = overlay_runs(comparison, test)
         prefix = f"{CATALOGUE.label(test)}: "
         for name in TEST_OVERLAYS.get(test, DEFAULT_OVERLAYS):
+            if test == DBLOAD:
+                out += _dbload_overlay(store, comparison, name)
+                continue
             series = aligned(store, labelled, name)
             if series:
                 title, unit = titles[name]
                 title = title.removeprefix(prefix)   # under the test's own heading
                 out.append(Overlay(test, name, title[:1].upper() + title[1:], unit, tuple(series)))
     return out
+
+
+def _dbload_overlay(store: Any, comparison: Comparison, name: str) -> list[Overlay]:
+    """A database load's chart: the database server's curves (a client's where the server was not recorded),
+    or, for a "client." name, the load clients'; the title says whose."""
+    series = overlay_curves(store, comparison, name, DBLOAD)
+    if not series:
+        return []
+    title, unit = {n: (t, u) for n, t, u in OVERLAYS}[name.removeprefix(CLIENT)]
+    servers = any(": database server " in s.label for s in series)
+    whose = "load client" if name.startswith(CLIENT) else "database server" if servers else "load client"
+    if not name.startswith(CLIENT) and not servers:
+        return []   # no server recorded: the client's curves come under their own names
+    return [Overlay(DBLOAD, name, f"{title} — {whose}", unit, tuple(series))]
 
 
 def names_text(names: Sequence[str]) -> str:

@@ -22,7 +22,9 @@ def dbload_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[
     engine = str(first.get("engine") or "the load tool")
     clients = ", ".join(str(m.get("clients")) for m in metas)
     seconds = first.get("step_seconds") or params.get("step_seconds")
-    out = [f"{engine} loaded {first.get('server') or 'the database server'} at {first.get('target')} with the "
+    target = first.get("target") or params.get("target")   # a step's own, else the run's
+    where = f" at {target}" if target else ""
+    out = [f"{engine} loaded {first.get('server') or 'the database server'}{where} with the "
            f"{first.get('workload')} workload from the test host, "
            + (f"in steps of {clients} clients" if len(metas) > 1 else
               f"with {clients} client{'' if clients == '1' else 's'}")

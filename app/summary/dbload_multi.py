@@ -4,21 +4,13 @@ from __future__ import annotations
 
 from app.engine.dbload_multi import DbMultiOutcome, client_limit
 from app.engine.dbload_watch import WatchResult
-from app.engine.orchestrator import RunOutcome
+from app.summary.together import client_lines
 
 
 def dbload_multi_text(result: DbMultiOutcome) -> str:
     count = len(result.hosts)
     lines = [f"dbload from {count} client hosts against one target (runs tagged dbload-{result.group})"]
-    for host, outcome in zip(result.hosts, result.outcomes, strict=True):
-        clock = result.offsets.get(host)
-        where = (f"clock {clock.offset * 1e3:+.1f} ms ± {clock.uncertainty * 1e3:.1f} ms" if clock
-                 else "clock not measured")
-        if isinstance(outcome, RunOutcome):
-            state = f"run {outcome.run_id} {outcome.status}" + (f": {outcome.error}" if outcome.error else "")
-        else:
-            state = f"failed (not stored): {outcome}"
-        lines.append(f"  {host}: {where}; {state}")
+    lines += client_lines(result)
     total = result.total
     if total is not None and total.steps:
         lines.append("  step                  total ops/s   start spread   per client")

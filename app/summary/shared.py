@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import time
 
-from app.engine.orchestrator import RunOutcome
 from app.engine.shared_run import SharedOutcome
 from app.engine.shared_totals import client_bound, client_limit_text
+from app.summary.together import client_lines
 
 LATE_NOTE_S = 0.05   # seconds: a client later than this after the planned start is named
 
@@ -17,14 +17,7 @@ def _ms(seconds: float) -> str:
 def shared_text(result: SharedOutcome) -> str:
     count = len(result.hosts)
     lines = [f"shared storage, {count} client host{'s' if count != 1 else ''} (runs tagged shared-{result.group})"]
-    for host, outcome in zip(result.hosts, result.outcomes, strict=True):
-        clock = result.offsets.get(host)
-        where = f"clock {clock.offset * 1e3:+.1f} ms ± {_ms(clock.uncertainty)}" if clock else "clock not measured"
-        if isinstance(outcome, RunOutcome):
-            state = f"run {outcome.run_id} {outcome.status}" + (f": {outcome.error}" if outcome.error else "")
-        else:
-            state = f"failed (not stored): {outcome}"
-        lines.append(f"  {host}: {where}; {state}")
+    lines += client_lines(result)
     if result.started is not None:
         count = result.planned_steps
         lines.append(f"  sweep: started {time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(result.started))}, "

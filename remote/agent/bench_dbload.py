@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional  # noqa: F401 - some only in type comments
 
-from . import client_sync, dbload_stats, dbload_together
+from . import dbload_stats, dbload_together, tool_cpu
 from .dbload_params import KNOWN, METRICS, PARAMS, resolved, validate  # noqa: F401 - the test's interface
 from .dbload_pgbench import DbLoadError, PgbenchEngine
 from .dbload_redis_engine import RedisEngine
@@ -84,14 +84,19 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
     for index, count in enumerate(clients):
         step = index + 1
         with ctx.phase("step{}".format(step), "{} client{}".format(count, "" if count == 1 else "s")):
-            def emit_tick(tick: Dict[str, Any], step: int = step, count: int = count) -> None:
+            waits = tool_cpu.ReadyWait(enabled=bool(params["wait_for_start"]))   # read for the clients' totals
+
+            def emit_tick(tick: Dict[str, Any], step: int = step, count: int = count,
+                          waits: tool_cpu.ReadyWait = waits) -> None:
+                waits.sample()   # every second: a thread's figures end with it
                 ctx.emit("dbload_tick", step=step, clients=count, second=tick["second"], t=tick["t"],
                          ops=tick["ops"], lat_ms=tick["lat_ms"], errors=tick.get("errors", 0),
                          retries=tick.get("retries", 0), engine=tick.get("engine") or engine.engine)
                 ctx.progress("step{}".format(step), min(tick["second"] / float(params["step_seconds"]), 1.0))
 
             began = dbload_together.wait_until(ctx, params, start_at, index)
-            cpu_before = client_sync.host_cpu()
+            cpu_before = tool_cpu.snapshot()   # the load tool's own CPU, not the machine's
+            waits.sample()
             try:
                 summary = engine.run_step(step, count, params["step_seconds"], emit_tick)
             except DbLoadError as exc:
@@ -107,7 +112,12 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
         base.update(info)
         base.update(began)
         if params["wait_for_start"]:
-            base["host_cpu_busy"] = client_sync.cpu_busy(cpu_before, client_sync.host_cpu())
+            # out of CPU means out of what its processes/threads can use: one redis-benchmark thread on an
+            # 8-CPU host is the limit at 1/8 of the host's CPU
+            base["tool_cpu_busy"] = tool_cpu.busy(cpu_before, tool_cpu.snapshot(), engine.parallel(count))
+            waits.sample()
+            # a tool that waited for a CPU while it had work was starved by other work: its limit too
+            base["tool_cpu_wait"] = waits.share(engine.parallel(count))
         dbload_stats.emit_step_results(ctx, summary, base)
         throughputs.append(dbload_stats.step_throughput(summary))
         p99s.append(dbload_stats.main_p99(summary))

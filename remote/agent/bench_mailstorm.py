@@ -14,14 +14,13 @@ When nothing listens on the server: a synthetic queue storm on the test director
 labelled synthetic: true. accepted_per_s comes with its per-interval rates (accepts per second in each
 whole interval of the storm); the queue polls carry the wall clock of their second 0 (series_t0).
 """
-import json
 import os
 import shutil
 import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 - some only in type comments
 
-from . import mail_queue, mail_sender, mail_smtp, mail_stats, mail_synthetic
+from . import mail_message, mail_queue, mail_sender, mail_smtp, mail_stats, mail_synthetic
 from .common import emit_result
 
 TEST = "mailstorm"
@@ -53,7 +52,6 @@ PROGRESS_EVERY = 0.5
 STORM_GUESS_PER_S = 300.0   # messages a second, for the first time-left guess (the workbench refines it)
 HELO = "benchbay.invalid"
 SENDER = ""     # the null sender: a message that cannot be delivered is never bounced to anyone
-FROM = "Benchbay mail storm <mailstorm@benchbay.invalid>"
 
 
 def _int(params: Dict[str, Any], name: str, low: int, high: int) -> int:
@@ -134,75 +132,11 @@ def expected_seconds(params: Dict[str, Any]) -> float:
     return storm + params["drain_timeout"] + 2 * params["queue_poll"] + 30.0
 
 
-def run_id(ctx: Any) -> str:
-    try:
-        with open(os.path.join(ctx.run_dir, "spec.json"), "rb") as handle:
-            value = json.loads(handle.read().decode("utf-8")).get("run_id")
-        if value not in (None, ""):
-            return str(value)
-    except (OSError, ValueError, AttributeError):
-        pass
-    return os.path.basename(str(ctx.run_dir).rstrip("/")) or "unknown"
-
-
-def build_message(run: str, recipient: str, size: int, serial: int, pid: int = 0) -> bytes:
-    """A message of `size` bytes (headers included), CRLF lines, nothing that needs dot-stuffing."""
-    headers = [
-        "From: " + FROM,
-        "To: <{}>".format(recipient),
-        "Subject: Benchbay mail storm {} #{}".format(run, serial),
-        "Date: " + time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime()),
-        "Message-ID: <benchbay-{}-{}-{}@benchbay.invalid>".format(run, pid or os.getpid(), serial),
-        "X-Benchbay-Run: {}".format(run),
-        "MIME-Version: 1.0",
-        "Content-Type: text/plain; charset=us-ascii",
-        "",
-    ]
-    head = ("\r\n".join(headers) + "\r\n").encode("ascii")
-    line = b"benchbay mail storm filler: this message goes to a sink and is discarded.......\r\n"
-    left = max(size - len(head), 2)
-    body = (line * (left // len(line) + 1))[:left - 2] + b"\r\n"
-    return head + body
-
-
 def wall_clock(monotonic: float) -> float:
     """time.time() of a time.monotonic() reading: event times are the host's wall clock."""
     return time.time() - (time.monotonic() - monotonic)
 
 
-def _messages(run: str, recipient: str, size: int, first: int, count: int) -> Iterator[bytes]:
-    # built as they are sent: a few microseconds each, and a million messages never sit in memory at once
-    pid = os.getpid()
-    for serial in range(first, first + count):
-        yield build_message(run, recipient, size, serial, pid)
-
-
-def _share(total: int, workers: int, index: int) -> int:
-    return total // workers + (1 if index < total % workers else 0)
-
-
-class _QueuePoller:
-    """Queue depth over time, never polled faster than every `every` seconds."""
-
-    def __init__(self, ctx: Any, tool: str, every: float) -> None:
-        self.ctx, self.tool, self.every = ctx, tool, every
-        self.series = []  # type: List[List[float]]
-        self.last = None  # type: Optional[float]
-        self.start = time.monotonic()
-        self.why = ""
-
-    def due(self) -> bool:
-        return bool(self.tool) and (self.last is None or time.monotonic() - self.last >= self.every)
-
-    def wait_due(self) -> float:
-        return 0.0 if self.last is None else max(self.every - (time.monotonic() - self.last), 0.0)
-
-    def poll(self) -> Optional[int]:
-        self.last = time.monotonic()
-        value, self.why = mail_queue.depth_or_why(self.tool, self.ctx.popen)
-        if value is not None:
-            self.series.append([round(self.last - self.start, 3), value])
-        return value
 
 
 def _pct_results(ctx: Any, prefix: str, values: List[float], meta: Dict[str, Any]) -> None:
@@ -221,7 +155,7 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
 
 
 def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
-    rid = run_id(ctx)
+    rid = mail_message.run_id(ctx)
     mta = mail_queue.detect()
     meta = {"synthetic": False, "server": params["server"], "recipient": params["recipient"],
             "messages": params["messages"], "concurrency": params["concurrency"], "size": params["size"],
@@ -230,7 +164,7 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
             "queue_tool": mta["queue_tool"], "queue_fs": mail_queue.filesystem(mta["queue_dir"])}
     if not mta["queue_tool"]:
         ctx.warning("mailstorm: no postqueue, exim or mailq here: queue depth and drain time are not measured")
-    poller = _QueuePoller(ctx, mta["queue_tool"], params["queue_poll"])
+    poller = mail_queue.QueuePoller(ctx, mta["queue_tool"], params["queue_poll"])
     before = poller.poll() if poller.tool else None
     if poller.tool and before is None:
         # a queue that cannot be read now will not be readable after the storm: no drain wait for nothing
@@ -247,8 +181,8 @@ def run_smtp(ctx: Any, params: Dict[str, Any], host: str, port: int) -> None:
     batches = []
     serial = 0
     for index in range(workers):
-        count = _share(params["messages"], workers, index)
-        batches.append(_messages(rid, params["recipient"], params["size"], serial + 1, count))
+        count = mail_message.share(params["messages"], workers, index)
+        batches.append(mail_message.messages(rid, params["recipient"], params["size"], serial + 1, count))
         serial += count
     # one thread drives every session (mail_sender); this one reports progress and watches for cancel
     sender = threading.Thread(target=mail_sender.storm, name="mailstorm", daemon=True,
@@ -342,12 +276,12 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
     os.mkdir(directory)        # fails when the name is taken: that directory is not ours to remove
     ctx.add_cleanup_path(directory)
     mail_synthetic.prepare(directory)
-    rid = run_id(ctx)
+    rid = mail_message.run_id(ctx)
     meta = {"synthetic": True, "server": params["server"], "reason": why, "messages": params["messages"],
             "concurrency": params["concurrency"], "size": params["size"], "run_marker": rid,
             "directory": test_dir, "fs": mail_queue.filesystem(test_dir),
             "op": "create, write, fsync, rename, unlink per message"}
-    message = build_message(rid, params["recipient"], params["size"], 0)
+    message = mail_message.build_message(rid, params["recipient"], params["size"], 0)
     stats = mail_synthetic.SyntheticStats()
     stop = threading.Event()
     errors = []  # type: List[str]
@@ -359,8 +293,8 @@ def run_synthetic(ctx: Any, params: Dict[str, Any], where: str, why: str) -> Non
             errors.append("{}: {}".format(exc.filename or directory, exc.strerror or exc))
 
     workers = params["concurrency"]
-    threads = [threading.Thread(target=work, args=(i, _share(params["messages"], workers, i)), daemon=True)
-               for i in range(workers)]
+    threads = [threading.Thread(target=work, args=(i, mail_message.share(params["messages"], workers, i)),
+                                daemon=True) for i in range(workers)]
     ctx.emit("plan", phases=[{"phase": "storm", "label": "Storm (synthetic)",
                               "seconds": round(params["messages"] / STORM_GUESS_PER_S, 3), "timed": False}])
     with ctx.phase("storm", "Storm (synthetic)"):

@@ -50,7 +50,7 @@ PARAMS = (
     {"name": "keyspace", "kind": "int", "default": 0, "low": 0, "high": 1 << 40},   # 0 = from data
     {"name": "pipeline", "kind": "int", "default": REDIS["pipeline"], "low": 1, "high": 10000},
     {"name": "get_ratio", "kind": "float", "default": REDIS["get_ratio"], "low": 0.0, "high": 1.0},
-    {"name": "processes", "kind": "int", "default": 0, "low": 0, "high": MAX_CLIENTS},   # 0 = one per CPU
+    {"name": "processes", "kind": "int", "default": 0, "low": 0, "high": MAX_CLIENTS},   # 0 = resp_load.process_count
     # several client hosts against one target (app.engine.dbload_multi sets these; dbload_together)
     {"name": "wait_for_start", "kind": "bool", "default": False},
     {"name": "client_index", "kind": "int", "default": 0, "low": 0, "high": 255},

@@ -280,12 +280,16 @@ class PgbenchEngine:
             return ["-b", BUILTIN[workload]]
         return ["-f", workload.split(":", 1)[1]]
 
+    def parallel(self, clients: int) -> int:
+        """Threads pgbench runs for `clients` connections (its -j): the most CPUs it can keep busy."""
+        return max(1, min(clients, os.cpu_count() or 1))
+
     def run_step(self, step: int, clients: int, seconds: int,
                  emit_tick: "Callable[[Dict[str, Any]], None]") -> Dict[str, Any]:
         run_dir = self.ctx.run_dir
         prefix = os.path.join(run_dir, "pgbench_step{}".format(step))
         out_path = os.path.join(run_dir, "pgbench_step{}_stdout.txt".format(step))   # not matched by prefix.*
-        threads = max(1, min(clients, os.cpu_count() or 1))
+        threads = self.parallel(clients)
         argv = [self.pgbench, "-n", "-c", str(clients), "-j", str(threads), "-T", str(seconds), "-P", "1",
                 "--progress-timestamp", "-l", "--log-prefix=" + prefix] + self.workload_args()
         if self.params.get("rate"):

@@ -113,18 +113,23 @@ def keyspace_for(facts: Dict[str, Any], data: str, value_size: int, prefix_len: 
     return max(1000, min(MAX_FITS_KEYS, int(free * FITS_SHARE / per_key))) if free else DEFAULTS["keyspace"]
 
 
+def _facts_and_keys(params: Dict[str, Any], cfg: Dict[str, Any]) -> Tuple[Dict[str, Any], int]:
+    """The server's facts and how many keys the prefix has there; a server that does not answer or refuses
+    the login is one RuntimeError with its reason."""
+    try:
+        return server_facts(params), resp_load.count_keys(cfg)
+    except OSError as exc:
+        raise RuntimeError("Redis at {}:{} does not answer: {}".format(cfg["host"], cfg["port"], exc)) from None
+    except resp_wire.RedisError as exc:
+        raise RuntimeError(str(exc)) from None
+
+
 def prepare_redis(ctx: Any, params: Dict[str, Any]) -> Dict[str, Any]:
     """Checks the server and the prefix, registers the cleanup, writes the keyspace. Returns what it did.
 
     Refuses a prefix that already has keys (they are not the test's to overwrite or delete)."""
     cfg = config(params)
-    try:
-        facts = server_facts(params)
-        existing = resp_load.count_keys(cfg)
-    except OSError as exc:
-        raise RuntimeError("Redis at {}:{} does not answer: {}".format(cfg["host"], cfg["port"], exc)) from None
-    except resp_wire.RedisError as exc:
-        raise RuntimeError(str(exc)) from None
+    facts, existing = _facts_and_keys(params, cfg)
     if existing:
         shown = cfg["prefix"].decode("utf-8", "replace")  # novermin: the prefix is bytes
         raise RuntimeError("database {} of {}:{} already has {} key(s) starting with {!r}: they are not this "
@@ -150,13 +155,7 @@ def reuse_keys(params: Dict[str, Any]) -> Dict[str, Any]:
     """The keys another run wrote under key_prefix, loaded as they are (the other client hosts of a load from
     several hosts: client 0 wrote them and deletes them); the keyspace is what is there."""
     cfg = config(params)
-    try:
-        facts = server_facts(params)
-        keys = resp_load.count_keys(cfg)
-    except OSError as exc:
-        raise RuntimeError("Redis at {}:{} does not answer: {}".format(cfg["host"], cfg["port"], exc)) from None
-    except resp_wire.RedisError as exc:
-        raise RuntimeError(str(exc)) from None
+    facts, keys = _facts_and_keys(params, cfg)
     if not keys:
         shown = cfg["prefix"].decode("utf-8", "replace")  # novermin: the prefix is bytes
         raise RuntimeError("database {} of {}:{} has no key starting with {!r} to load; leave out reuse_database to "
@@ -188,6 +187,14 @@ def cleanup_hint(cfg: Dict[str, Any], exc: BaseException) -> str:
     return ("the test's keys (prefix {p!r}, database {db} of {h}:{port}) could not be deleted: {e}; delete them "
             "with: redis-cli -h {h} -p {port} -n {db} --scan --pattern '{p}*' | xargs redis-cli -h {h} -p {port} "
             "-n {db} unlink").format(p=prefix, db=cfg["db"], h=cfg["host"], port=cfg["port"], e=exc)
+
+
+def parallelism(params: Dict[str, Any], tool: Any, clients: int) -> int:
+    """How many CPUs the step's load can keep busy at most (the processes run_redis_step starts)."""
+    cfg = config(params, clients)
+    if tool[0] == ENGINE_BUILTIN:
+        return resp_load.process_count(clients, cfg["processes"], cfg["pipeline"], resp_load.is_local(str(cfg["host"])))
+    return len(redis_benchmark_run.split_clients(clients, cfg["get_ratio"]))
 
 
 def run_redis_step(ctx: Any, params: Dict[str, Any], step: int, clients: int, seconds: int,

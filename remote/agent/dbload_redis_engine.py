@@ -103,6 +103,11 @@ class RedisEngine:
         except (OSError, dbload_redis.resp_wire.RedisError):
             return None
 
+    def parallel(self, clients: int) -> int:
+        """Processes the load runs for `clients` connections: the built-in generator's workers, or one
+        redis-benchmark (a single thread) per command of the mix."""
+        return dbload_redis.parallelism(self.params, self.tool, clients)
+
     def run_step(self, step: int, clients: int, seconds: int, emit_tick: "Callable[[Dict[str, Any]], None]",
                  start_at: Optional[float] = None) -> Dict[str, Any]:
         ticks = []   # type: List[Dict[str, Any]]

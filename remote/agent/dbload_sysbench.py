@@ -240,6 +240,10 @@ class SysbenchEngine:
                 "--tables={}".format(self.tables), "--table-size={}".format(self.table_size),
                 "--threads={}".format(threads)] + list(extra) + [command]
 
+    def parallel(self, clients: int) -> int:
+        """Threads sysbench runs for `clients` connections (one each)."""
+        return max(1, clients)
+
     def run_step(self, step: int, clients: int, seconds: int,
                  emit_tick: "Callable[[Dict[str, Any]], None]") -> Dict[str, Any]:
         import time

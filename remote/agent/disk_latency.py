@@ -15,7 +15,34 @@ BUCKETS = int(math.log(MAX_S / MIN_S) * _K) + 1
 # each bucket's upper edge but the last's: a latency's bucket is bisect.bisect_right(UPPER, seconds), one C call
 # where record() takes a log, a multiplication, a conversion and two comparisons (for per-I/O loops)
 UPPER = [MIN_S * math.exp(i / _K) for i in range(1, BUCKETS)]
+# Cheaper still for the common case: latencies below CELLS_UPTO_S cut into cells of 1/CELLS_PER_S s (about
+# 30 ns), each cell's bucket looked up in a list (cell_buckets()): a multiplication, a floor and two list
+# indexings where bisect makes about ten float comparisons through the generic object protocol. A cell
+# that a bucket edge falls in (or half a cell beside, for the float rounding of the multiplication) is -1:
+# its latencies go through bisect, so each lands in the bucket bisect gives it.
+CELLS_PER_S = float(1 << 25)
+CELLS_UPTO_S = 1e-3
+_CELLS = []  # type: List[int]
 PERCENTILES = (50.0, 95.0, 99.0, 99.9)
+
+
+def cell_buckets() -> List[int]:
+    """The bucket of every cell below CELLS_UPTO_S, -1 where bisect must decide (built once, ~1 ms)."""
+    if not _CELLS:
+        cells = [-1] * int(CELLS_UPTO_S * CELLS_PER_S)
+        low = 0.0
+        for index, high in enumerate(UPPER + [math.inf]):
+            # cells c whose values, widened by half a cell, are all in [low, high): (c-0.5)/S >= low and
+            # (c+1.5)/S < high
+            first = max(0, int(math.ceil(low * CELLS_PER_S + 0.5)))
+            last = min(len(cells) - 1, int(math.ceil(high * CELLS_PER_S - 1.5)) - 1)
+            if last >= first:
+                cells[first:last + 1] = [index] * (last + 1 - first)
+            if first >= len(cells):
+                break
+            low = high
+        _CELLS[:] = cells
+    return _CELLS
 
 
 class Histogram:

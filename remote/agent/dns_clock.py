@@ -18,8 +18,8 @@ from typing import Any, List, Optional, Tuple  # noqa: F401 - some only in type 
 # number their socket options otherwise: there the read's own time is used.
 SO_TIMESTAMPNS = 35
 _OTHER_NUMBERS = ("alpha", "parisc", "sparc")
-_TIMESPEC = struct.Struct("@ll")
-ANCILLARY_SPACE = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
+TIMESPEC = struct.Struct("@ll")     # the stamp's struct timespec (the replay reads it inline, per answer)
+ANCILLARY_SPACE = socket.CMSG_SPACE(TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
 
 
 def enable(sock: socket.socket) -> bool:
@@ -46,11 +46,3 @@ def offset() -> float:
     assert best is not None
     return best[1]
 
-
-def arrival(ancillary: List[Tuple[int, int, bytes]], clock_offset: float) -> Optional[float]:
-    """The kernel's receive time in recvmsg's ancillary data, on the monotonic clock; None if it is not there."""
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size:
-            sec, nsec = _TIMESPEC.unpack_from(data)
-            return (sec - clock_offset) + nsec * 1e-9
-    return None

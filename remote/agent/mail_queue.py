@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
 
 COMMAND_TIMEOUT = 30.0
@@ -165,3 +166,27 @@ def filesystem(path: str) -> Dict[str, Any]:
     except OSError:
         pass
     return out
+
+
+class QueuePoller:
+    """Queue depth over time, never polled faster than every `every` seconds."""
+
+    def __init__(self, ctx: Any, tool: str, every: float) -> None:
+        self.ctx, self.tool, self.every = ctx, tool, every
+        self.series = []  # type: List[List[float]]
+        self.last = None  # type: Optional[float]
+        self.start = time.monotonic()
+        self.why = ""
+
+    def due(self) -> bool:
+        return bool(self.tool) and (self.last is None or time.monotonic() - self.last >= self.every)
+
+    def wait_due(self) -> float:
+        return 0.0 if self.last is None else max(self.every - (time.monotonic() - self.last), 0.0)
+
+    def poll(self) -> Optional[int]:
+        self.last = time.monotonic()
+        value, self.why = depth_or_why(self.tool, self.ctx.popen)
+        if value is not None:
+            self.series.append([round(self.last - self.start, 3), value])
+        return value

@@ -1,33 +1,19 @@
 """The built-in Redis load generator's connections: a connection's state in the loop, connecting past AUTH and
 SELECT, and the constants the loops share (resp_loop, resp_single)."""
 import collections
-import math
 import os
 import socket
 import time
 from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
 
 from . import resp_wire
-from .disk_latency import MIN_S as HIST_MIN_S
-from .disk_latency import Histogram
-from .disk_latency import K as HIST_K
+from .resp_hist import bucket_of  # noqa: F401 - the loops' door to it
 
 RECV_BYTES = 1 << 18      # one read takes up to this; into a buffer kept for the loop's life (a fresh one per
                           # recv() is above malloc's mmap threshold: an mmap, mremap and munmap per reply)
 RECONNECT_EVERY = 1.0     # seconds between attempts on a lost connection
 SINGLE_WAKE = 0.05        # seconds a lone connection's recv waits before the loop looks at the clock
-_INV_MIN = 1.0 / HIST_MIN_S
-_LAST_BUCKET = len(Histogram().counts) - 1
 _perf = time.perf_counter
-_log = math.log
-
-
-def bucket_of(took: float) -> int:
-    """A latency's (seconds) bucket of disk_latency.Histogram, as its record() finds it."""
-    if took > HIST_MIN_S:
-        bucket = int(_log(took * _INV_MIN) * HIST_K)
-        return bucket if bucket < _LAST_BUCKET else _LAST_BUCKET
-    return 0
 
 
 def value_of(size: int) -> bytes:

@@ -8,18 +8,16 @@ lines into one figure per second: counts, errors, reconnects and p50/p99/p99.9 p
 """
 import contextlib
 import json
-import math
 import os
 import random
 import select
 import signal
+import socket
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
 
 from . import resp_loop, resp_wire
-from .disk_latency import MIN_S as HIST_MIN_S
-from .disk_latency import Histogram
-from .disk_latency import K as HIST_K
+from .resp_hist import LatencyHistogram
 from .resp_loop import value_of
 
 OPS = ("get", "set")
@@ -27,6 +25,7 @@ READY_TIMEOUT = 60.0      # seconds for every worker to connect its clients
 START_DELAY = 0.1         # seconds between "all connected" and t0
 FILL_BATCH = 200          # keys per MSET
 FILL_DEPTH = 8            # MSETs in flight
+FEW_IN_FLIGHT = 8         # requests in flight at once that one worker serves, whatever the CPUs
 STALE_GRACE = 2.0         # seconds the parent waits for a late worker's second before reporting without it
 
 
@@ -34,11 +33,37 @@ def key_of(prefix: bytes, index: int) -> bytes:
     return prefix + b"%012d" % index
 
 
-def process_count(clients: int, wanted: int = 0) -> int:
-    """Worker processes for `clients` connections: one per CPU (each loop keeps one core busy), never more
-    than there are connections."""
+def process_count(clients: int, wanted: int = 0, pipeline: int = 1, local: bool = False) -> int:
+    """Worker processes for `clients` connections: `wanted` if given, else one per CPU the load may have, as
+    long as there is work for them: never more than there are connections, and one while few requests are in
+    flight at once (clients x pipeline up to FEW_IN_FLIGHT: each waits on round trips, not on the worker's CPU).
+    A server on this host (`local`) keeps a CPU of its own: a single-threaded redis-server time-shared with two
+    busy workers on two cores served 0.79 of the rate redis-benchmark's one thread got from it."""
+    if wanted:
+        return max(1, min(clients, wanted))
     cpus = os.cpu_count() or 1
-    return max(1, min(clients, wanted or cpus))
+    if local:
+        cpus -= 1
+    if clients * max(1, pipeline) <= FEW_IN_FLIGHT:
+        cpus = 1
+    return max(1, min(clients, cpus))
+
+
+def is_local(host: str) -> bool:
+    """Whether the target address is one of this host's (loopback or an address of its interfaces): the
+    server then competes with the load for the same CPUs."""
+    try:
+        infos = socket.getaddrinfo(host, None, 0, socket.SOCK_STREAM)
+    except OSError:
+        return False
+    for family, _, _, _, addr in infos:
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.bind((addr[0], 0) if family == socket.AF_INET else (addr[0], 0) + tuple(addr[2:]))
+            return True   # only an address of this host can be bound
+        except OSError:
+            continue
+    return False
 
 
 # -- fill and cleanup -------------------------------------------------------------------------------------
@@ -154,25 +179,9 @@ class LoadError(Exception):
     """The load could not run (connection refused, AUTH failed, a worker died)."""
 
 
-def summarize(hist: Histogram) -> Dict[str, Optional[float]]:
-    if not hist.count:
-        return {"p50": None, "p99": None, "p999": None}
-    return {"p50": round(hist.percentile(50.0) * 1e3, 4), "p99": round(hist.percentile(99.0) * 1e3, 4),
-            "p999": round(hist.percentile(99.9) * 1e3, 4)}
-
-
-def _histogram(sparse: Dict[str, int]) -> Histogram:
-    """A Histogram from a worker's sparse buckets; min/max are the buckets' edges (the loop keeps no others)."""
-    hist = Histogram()
-    low, high = math.inf, 0.0
-    for key, n in sparse.items():
-        index = int(key)
-        hist.counts[index] += n
-        hist.count += n
-        low = min(low, HIST_MIN_S * math.exp(index / HIST_K))
-        high = max(high, HIST_MIN_S * math.exp((index + 1) / HIST_K))
-    hist.min, hist.max = low, high
-    return hist
+def summarize(hist: LatencyHistogram) -> Dict[str, Optional[float]]:
+    """p50/p99/p99.9 in ms as redis-benchmark reports them (resp_hist)."""
+    return {"p50": hist.percentile_ms(50.0), "p99": hist.percentile_ms(99.0), "p999": hist.percentile_ms(99.9)}
 
 
 def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
@@ -183,7 +192,8 @@ def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
     figures: per_second, per_second_by_op, p50_ms/p99_ms/p999_ms per op, errors, retries, processes, unfinished."""
     clients = int(cfg["clients"])
     seconds = int(cfg["seconds"])
-    nproc = process_count(clients, int(cfg.get("processes") or 0))
+    nproc = process_count(clients, int(cfg.get("processes") or 0), int(cfg.get("pipeline") or 1),
+                          is_local(str(cfg["host"])))
     base_seed = random.SystemRandom().randrange(1 << 30)
     workers = []  # type: List[Tuple[int, int, int]]
     buffers = {}  # type: Dict[int, bytes]
@@ -218,7 +228,7 @@ def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
         for _, go, _ in workers:
             resp_loop.write_all(go, "{!r}\n".format(t0).encode())
         emitted = 0
-        merged = [Histogram(), Histogram()]
+        merged = [LatencyHistogram(), LatencyHistogram()]
         per_second = []  # type: List[float]
         by_op = {op: [] for op in OPS}  # type: Dict[str, List[float]]
         errors = retries = unfinished = 0
@@ -244,9 +254,9 @@ def run_load(cfg: Dict[str, Any], on_second: Callable[..., None],
                 tries = sum(p["retries"] for p in parts)
                 lat = {}  # type: Dict[str, Dict[str, Optional[float]]]
                 for i, op in enumerate(OPS):
-                    hist = Histogram()
+                    hist = LatencyHistogram()
                     for p in parts:
-                        hist.merge(_histogram(p["h"][i]))
+                        hist.add(p["h"][i])
                     merged[i].merge(hist)
                     lat[op] = summarize(hist)
                 emitted += 1

@@ -3,7 +3,9 @@
 Closed loop (rate 0): each connection sends `pipeline` requests at once, waits for all their replies,
 sends the next batch; every reply of a batch counts from the batch's write to the socket to the first
 read of its replies, however many reads the batch takes (redis-benchmark's measure: its writeHandler
-stamps before the write, its readHandler on the first read event, before parsing).
+stamps before the write, its readHandler on the first read event, before parsing). Over several connections
+a wake-up's reads come first, each stamped as it starts, and the answered connections' next batches are
+written after them: redis-benchmark's event loop, whose writeHandler runs on the pass after the readHandler.
 Every key holds the same value, so the replies of a batch are known in advance: a read that brings
 exactly them is counted with one comparison; anything else (a partial read, a missing key, an error) goes
 through the parser.
@@ -71,6 +73,10 @@ class Loop:
         self.cur_index, self.cur_sec = -1, _empty()   # the second replies are counted in, while it lasts
         self.seconds_data = {}  # type: Dict[int, Dict[str, Any]]
         self.lost = []  # type: List[_Conn]
+        # closed loop over several connections (run): the connections whose batch was answered in this wake-up,
+        # sent their next batch once every read of the wake-up is done, as redis-benchmark's event loop does;
+        # None: each sends at once (one connection, constant rate)
+        self.defer = None  # type: Optional[List[Conn]]
         self.epoll = select.epoll()
         for fd in self.by_fd:
             self.epoll.register(fd, select.EPOLLIN)
@@ -201,7 +207,9 @@ class Loop:
                 if sets:
                     self.record(sec, 1, took, sets)
                 conn.kinds, conn.kpos = (), 0
-                if t_read < self.t_end:   # try_send(), inlined
+                if self.defer is not None:
+                    self.defer.append(conn)
+                elif t_read < self.t_end:   # try_send(), inlined
                     try:
                         self.send(conn, t_read)
                     except (BlockingIOError, InterruptedError):
@@ -235,7 +243,10 @@ class Loop:
             if len(conn.inflight) < self.depth:
                 self.try_send(conn, t_read)
         elif conn.kpos >= len(conn.kinds):
-            self.try_send(conn, t_read)
+            if self.defer is not None:
+                self.defer.append(conn)
+            else:
+                self.try_send(conn, t_read)
 
     # -- the loop --------------------------------------------------------------------------------------
 
@@ -265,6 +276,7 @@ class Loop:
             self.try_send(conn, now)
         view = memoryview(bytearray(RECV_BYTES))
         flushed = 0   # seconds already sent to the parent
+        defer = self.defer = None if constant else []
         while True:
             now = perf()
             if now >= t_end:
@@ -282,9 +294,11 @@ class Loop:
                 soonest = min((c.next_due for c in by_fd.values() if len(c.inflight) < depth), default=boundary)
                 timeout = min(timeout, max(soonest - now, 0.0))
             events = epoll.poll(timeout)
-            # every reply epoll reports was there when it returned: the replies of one wake-up count until then,
-            # not until this loop reaches their connection (redis-benchmark stamps each read handler, after the
-            # ones before it in its wake-up: a microsecond each in C, ten in Python)
+            # closed loop: a batch counts until its own read, which starts after the reads before it in the
+            # wake-up, and the answered connections' next batches go out after all of them (defer): so a read
+            # waits on other reads only (a few µs each), as redis-benchmark's readHandler stamps it, not on other
+            # connections' writes (a loopback send is ~15 µs). Constant rate: every reply epoll reports was there
+            # when it returned and counts until then.
             t_poll = perf()
             for fd, mask in events:
                 conn = by_fd.get(fd)
@@ -300,7 +314,7 @@ class Loop:
                         continue
                     if not mask & (select.EPOLLIN | select.EPOLLERR | select.EPOLLHUP):
                         continue
-                t_read = t_poll
+                t_read = t_poll if constant else perf()
                 try:
                     data = view[:conn.sock.recv_into(view)].tobytes()
                 except (BlockingIOError, InterruptedError):
@@ -311,6 +325,12 @@ class Loop:
                     self.received(conn, data, t_read)
                 else:
                     self.drop(conn, t_read)
+            if defer:
+                now = perf()
+                for conn in defer:
+                    if by_fd.get(conn.fd) is conn:
+                        self.try_send(conn, now)
+                del defer[:]
             if constant:
                 now = perf()
                 for conn in list(by_fd.values()):

@@ -187,9 +187,34 @@ def _item_room(view: QAbstractItemView, rect: QRect) -> int:
     return min(rect.right(), view.viewport().rect().right()) - max(rect.left(), 0) + 1
 
 
+def _plain(text: object) -> str:
+    if not isinstance(text, str) or not text:
+        return ""
+    if not GuiQt.mightBeRichText(text):
+        return text
+    doc = QTextDocument()
+    doc.setHtml(text)
+    return doc.toPlainText()
+
+
+def elided_on_purpose(view: QAbstractItemView, index: QModelIndex, drawn: str) -> bool:
+    """Whether `drawn` ("lo…ng") is a text the item's delegate elides on purpose (one of its `elided_roles`)
+    and the item's tooltip holds whole: a person sees the rest by pointing at it."""
+    roles = getattr(view.itemDelegateForIndex(index), "elided_roles", ())
+    head, _dots, tail = drawn.partition("…")
+    tip = _plain(index.data(Qt.ItemDataRole.ToolTipRole))
+    for role in roles:
+        whole = index.data(role)
+        if (isinstance(whole, str) and len(whole) > len(head) + len(tail) and whole.startswith(head)
+                and whole.endswith(tail) and whole in tip):
+            return True
+    return False
+
+
 def cut_off_items(view: QAbstractItemView) -> list[str]:
     """Header sections narrower than their title, and items whose delegate draws an elided text ("lo…") in
-    the cell the view gives it (cut by the viewport's edge where nothing scrolls)."""
+    the cell the view gives it (cut by the viewport's edge where nothing scrolls), unless the delegate elides
+    that text on purpose and the item's tooltip holds it whole (elided_on_purpose)."""
     name = view.objectName() or type(view).__name__
     model = view.model()
     cut = []
@@ -219,7 +244,8 @@ def cut_off_items(view: QAbstractItemView) -> list[str]:
             if rect.isEmpty():   # a hidden row or a collapsed branch
                 continue
             room = _item_room(view, rect)
-            elided = [t for t in drawn_texts(view, index, room, rect.height()) if "…" in t]
+            elided = [t for t in drawn_texts(view, index, room, rect.height())
+                      if "…" in t and not elided_on_purpose(view, index, t)]
             if elided and "…" not in str(text):
                 cut.append(f"{name} row {row} column {column} {str(text)[:40]!r} drawn as {elided} in {room} px")
     return cut

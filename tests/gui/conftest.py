@@ -40,7 +40,7 @@ def no_leaked_widgets_or_workers(request: pytest.FixtureRequest) -> Iterator[Non
 
 @pytest.fixture
 def make_window(qtbot, workbench):
-    """Open a MainWindow on the tmp Workbench and wait until its host list is loaded."""
+    """Open a MainWindow on the tmp Workbench and wait until its host list is loaded and its Live tab made."""
     from app.gui.main_window import MainWindow
 
     windows = []
@@ -51,6 +51,7 @@ def make_window(qtbot, workbench):
         window.show()
         qtbot.waitUntil(lambda: window.host_list.count() >= 1 and window.pool.active_count() == 0,
                         timeout=10_000)
+        qtbot.waitUntil(lambda: window.live.live_made, timeout=30_000)   # made just after the first paint
         windows.append(window)
         return window
 

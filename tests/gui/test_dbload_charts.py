@@ -170,3 +170,72 @@ def test_the_overlay_shows_each_hosts_load_in_its_colour(qtbot) -> None:
     dashboard.frame()
     _xs, slowest = overlay.plots[index].curve("db-b").getData()
     assert list(slowest) == [max(t["lat_ms"][op]["p99"] for op in ("read", "write")) for t in ticks["db-b"]]
+
+
+def test_compare_draws_the_database_servers_telemetry_and_the_clients_on_request(make_window, workbench,
+                                                                                qtbot) -> None:
+    from PySide6.QtCore import Qt
+
+    from tests.fixtures.dbload_runs import store_two_dbload_servers_watched
+
+    runs = store_two_dbload_servers_watched(workbench.store)
+    window = make_window()
+    tab = window.compare
+    window.tabs.setCurrentWidget(tab)
+    window.reload_runs()
+    qtbot.waitUntil(lambda: len(tab.picker.shown_runs()) == 4, timeout=20_000)   # the loads and their monitors
+    tab.picker.select_ids([load for load, _m in runs.values()])
+    qtbot.mouseClick(tab.picker.compare_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: tab.comparison is not None and len(tab.comparison.rows) == 2, timeout=20_000)
+    overlay = tab.view.overlay
+
+    def show(name: str) -> None:
+        overlay.metric_picker.setCurrentIndex(overlay.metric_picker.findData(name))
+        qtbot.waitUntil(lambda: window.pool.active_count() == 0 and len(overlay.curves) == 2, timeout=20_000)
+
+    show("cpu.busy")
+    assert [label for label, _c in overlay.legend] == ["bare-metal: database server pg-metal",
+                                                       "cloud-vm: database server pg-cloud"]
+    for load, monitor in runs.values():
+        idle = next(s for s in workbench.run_series(monitor) if s.name == "cpu.idle")
+        xs, ys = overlay.curves[load].getData()
+        assert list(ys) == [100.0 - v for v in idle.values] and list(xs) == [t - 2.0 for t in idle.t]
+    show("client.load.1")
+    assert [label for label, _c in overlay.legend] == ["bare-metal: load client", "cloud-vm: load client"]
+    for load, _monitor in runs.values():
+        stored = next(s for s in workbench.run_series(load) if s.name == "load.1")
+        assert list(overlay.curves[load].getData()[1]) == stored.values
+
+
+def _row_fills(panel, plots) -> None:
+    """The charts shown side by side from the panel's left edge to its right, with only the grid's spacing
+    between them."""
+    boxes = sorted((plot.geometry() for plot in plots), key=lambda box: box.left())
+    assert boxes[0].left() <= 1 and boxes[-1].right() >= panel.width() - 2, boxes
+    for left, right in zip(boxes, boxes[1:], strict=False):
+        assert 0 <= right.left() - left.right() - 1 <= 8, boxes
+
+
+@pytest.mark.parametrize("sysbench", [False, True])
+def test_a_hidden_queries_chart_takes_no_room_in_a_clients_panel(qtbot, sysbench: bool) -> None:
+    from widgets.dbload_live import DbLoadPanel, DbLoadSeries
+    from widgets.live_plot import PlotGroup
+
+    series = DbLoadSeries()
+    panel = DbLoadPanel(series, PlotGroup(), "#3778c2")
+    qtbot.addWidget(panel)
+    for n in range(1, 4):
+        tick = _tick(n, 1, 2)
+        series.add_tick(dict(tick, ops={"read": 1400, "write": 400, "txn": 100}) if sysbench else tick, float(n))
+    panel.update_from_series()
+    panel.resize(1200, 260)
+    panel.show()
+    qtbot.waitExposed(panel)
+    qtbot.waitUntil(lambda: panel.errors_plot.geometry().right() > 0)
+    shown = [panel.ops_plot, panel.p99_plot, panel.errors_plot]
+    if sysbench:
+        shown.insert(1, panel.queries_plot)
+    assert [plot for plot in panel.plots.values() if plot.isVisibleTo(panel)] == shown
+    _row_fills(panel, shown)
+    # the operations and p99 charts share the width as their stretches say: neither takes a hidden chart's room
+    assert abs(panel.ops_plot.width() - panel.p99_plot.width()) <= 2

@@ -20,12 +20,18 @@ def test_shares_and_totals_are_the_sums_of_the_clients_seconds() -> None:
         assert x == (step - 1) * 5 + second              # the steps' common time line
     assert shares.totals(1) == [40.0, 60.0] and shares.totals(2) == [5.0]   # b has not reported step 2 yet: 0
     assert shares.shares(1) == {"a": 0.3, "b": 0.7}
-    assert shares.result("b", {"type": "result", "metric": "ops_per_s", "metadata": {"step": 1, "host_cpu_busy": 0.93}})
+    assert shares.result("b", {"type": "result", "metric": "ops_per_s", "metadata": {"step": 1, "tool_cpu_busy": 0.93}})
     rows = shares.rows()
     assert rows[0].step == "step 1 · 2 connections" and rows[0].shares == "a 30 %, b 70 %"
     assert rows[0].total == "50 ops/s in all (median of 2 s)"
-    assert rows[0].note == "b had 93 % of its CPUs busy: this step's total may be the client's limit, not the server's"
+    assert rows[0].note == ("b's load tool used 93 % of the CPU it could use: this step's total may be the client's "
+                            "limit, not the server's")
     assert rows[1].note == ""
+    # a tool that got little CPU because other work on its host had it: named too
+    assert shares.result("a", {"type": "result", "metric": "ops_per_s",
+                               "metadata": {"step": 2, "tool_cpu_busy": 0.2, "tool_cpu_wait": 0.41}})
+    assert shares.rows()[1].note == ("a's load tool waited for a CPU 41 % of the step (other work on a had it): "
+                                     "this step's total may be the client's limit, not the server's")
     # Redis counts gets and sets; pgbench and sysbench their transactions (sysbench's queries are inside them)
     assert tick_ops({"ops": {"get": 9.5, "set": 0.5}}) == 10.0
     assert tick_ops({"ops": {"txn": 7.0, "read": 70.0, "write": 20.0}}) == 7.0

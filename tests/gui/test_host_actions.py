@@ -200,3 +200,14 @@ def test_cancelled_worker_stays_silent(qtbot):
     assert pool.wait(5000)
     assert pool.active_count() == 0
     pool.deleteLater()
+
+
+def test_a_job_that_outlives_its_signals_object_ends_quietly(qtbot):
+    # quitting right after start-up deletes the application's objects while a job may still run: its end
+    # must not raise in the pool thread ("Signal source has been deleted" printed as a traceback)
+    import shiboken6
+
+    worker = Worker(lambda: 42)
+    shiboken6.delete(worker.signals)
+    worker.run()   # in this thread, as the pool would
+    assert worker.ended.is_set() and not worker.active

@@ -18,6 +18,7 @@ from resources import resource_text
 from storage.records import HostRecord
 from tests.fixtures.comparison_runs import store_two_servers
 from tests.fixtures.telemetry import synthetic_samples
+from tests.gui.app_style import restyle_app
 from tests.gui.clipping import cut_off_texts, hidden_toolbar_actions, off_screen
 from widgets.screen_fit import fit_to_screen
 from widgets.theme import DARK, LIGHT, stylesheet_for
@@ -30,9 +31,10 @@ T0 = 1_700_000_000.0
 
 @pytest.fixture
 def styled(qapp, request):
+    """The app's style sheet for the test; asked for before the window (tests.gui.app_style)."""
     qapp.setStyleSheet(stylesheet_for(resource_text("style.qss"), request.param))
     yield request.param
-    qapp.setStyleSheet("")
+    restyle_app("")
 
 
 def settle(qtbot, window) -> None:
@@ -65,8 +67,8 @@ CASES = [(size, scale, scheme) for scheme in (LIGHT, DARK) for size in SCREENS f
 
 @pytest.mark.parametrize(("size", "scale", "styled"), CASES, indirect=["styled"],
                          ids=[f"{w}x{h}@{scale * 100}%-{scheme}" for (w, h), scale, scheme in CASES])
-def test_every_window_and_dialog_fits_the_screen_with_every_text_whole(make_window, workbench, qtbot, size,
-                                                                       scale, styled):
+def test_every_window_and_dialog_fits_the_screen_with_every_text_whole(styled, make_window, workbench, qtbot,
+                                                                       size, scale):
     screen = QRect(0, 0, size[0] // scale, size[1] // scale)
     ids = store_two_servers(workbench.store)
     for name, address in (("db-alpha", "10.20.30.41"), ("db-beta", "10.20.30.42")):

@@ -98,3 +98,28 @@ def test_without_the_test_in_the_agent_the_dialog_has_no_such_form(qtbot) -> Non
     qtbot.addWidget(dlg)
     offered = "dbload" in CATALOGUE.tests
     assert (dlg.test_combo.findData("dbload") >= 0) == offered and (dlg.dbload_form is not None) == offered
+
+
+def test_pgbench_tries_per_transaction_are_checked_as_the_cli_checks_max_tries(qtbot) -> None:
+    dlg = RunDialog(["local", "db1"], ["db1"], tests=CATALOGUE.runnable(), validate=CATALOGUE.validate)
+    qtbot.addWidget(dlg)
+    dlg.set_test("dbload")
+    form = dlg.dbload_form
+    spec = CATALOGUE.test("dbload").param("max_tries")
+    # the field's limits and default are the agent's, as `--set max_tries=` takes them
+    assert (form.max_tries.minimum(), form.max_tries.maximum(), form.max_tries.value()) == (spec.low, spec.high,
+                                                                                            spec.default)
+    form.target.setText("10.0.0.5:5432")
+    assert form.max_tries.isVisibleTo(dlg) and "max_tries" not in dlg.choice().params   # 1: pgbench's own
+    form.max_tries.setValue(5)
+    assert dlg.validate() and dlg.choice().params["max_tries"] == 5
+    form.max_tries.setValue(0)
+    assert form.max_tries.text() == "until the step ends"
+    assert dlg.validate() and dlg.choice().params["max_tries"] == 0
+    # only pgbench retries: the field goes away with PostgreSQL, and the CLI refuses it for the others
+    form.engine.setCurrentIndex(form.engine.findData("mysql"))
+    form.target.setText("10.0.0.5:3306")
+    assert not form.max_tries.isVisibleTo(dlg)
+    assert dlg.validate() and "max_tries" not in dlg.choice().params
+    with pytest.raises(ValueError, match="max_tries is pgbench's"):
+        CATALOGUE.validate("dbload", dict(dlg.choice().params, max_tries=5))

@@ -175,17 +175,23 @@ def test_results_button_once_done(qtbot, clock):
     assert asked.args == ["db1", 12]
 
 
-@pytest.mark.parametrize("scale_font", [1.0, 2.0])
-def test_a_few_finished_hosts_show_their_results_buttons_whole(qtbot, clock, scale_font):
-    """Two hosts done: both Results buttons lie wholly inside the rows' area (no scroll bar for two rows)."""
-    from PySide6.QtWidgets import QApplication
-
+@pytest.fixture
+def light_style(qapp):
+    """The window's style sheet (its button padding); asked for before the test's widgets
+    (tests.gui.app_style)."""
     from resources import resource_text
+    from tests.gui.app_style import restyle_app
     from widgets.theme import stylesheet_for
 
-    app = QApplication.instance()
-    before = app.styleSheet()
-    app.setStyleSheet(stylesheet_for(resource_text("style.qss"), "light"))   # the window's button padding
+    before = qapp.styleSheet()
+    qapp.setStyleSheet(stylesheet_for(resource_text("style.qss"), "light"))
+    yield
+    restyle_app(before)
+
+
+@pytest.mark.parametrize("scale_font", [1.0, 2.0])
+def test_a_few_finished_hosts_show_their_results_buttons_whole(light_style, qtbot, clock, scale_font):
+    """Two hosts done: both Results buttons lie wholly inside the rows' area (no scroll bar for two rows)."""
     progress = RunProgress()
     qtbot.addWidget(progress)
     font = progress.font()
@@ -207,7 +213,6 @@ def test_a_few_finished_hosts_show_their_results_buttons_whole(qtbot, clock, sca
             top_left + QPoint(button.width() - 1, button.height() - 1))
         assert inside, f"{host}'s Results button is cut by the rows' area: {button.geometry()} in {viewport.rect()}"
     assert progress.scroll.verticalScrollBar().maximum() == 0
-    app.setStyleSheet(before)
 
 
 def test_a_hundred_hosts_scroll_in_a_bounded_area_under_one_overall_line(qtbot, clock):

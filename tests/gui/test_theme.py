@@ -10,6 +10,7 @@ from app.compare.model import build, load_inputs
 from app.gui.compare_choices import comparison_view
 from resources import resource_text
 from tests.fixtures.comparison_runs import store_two_servers
+from tests.gui.app_style import restyle_app
 from widgets.compare_table import BEST_SHADE, DARK_SHADES
 from widgets.theme import DARK, DARK_SWAPS, LIGHT, ThemeFollower, is_dark, stylesheet_for
 
@@ -18,10 +19,10 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def restore_theme(qapp):
+    """Asked for before the test's widgets (tests.gui.app_style)."""
     palette, qss = qapp.palette(), qapp.styleSheet()
     yield
-    qapp.setPalette(palette)
-    qapp.setStyleSheet(qss)
+    restyle_app(qss, palette)
 
 
 def test_dark_stylesheet_has_no_light_colour_left():
@@ -34,7 +35,7 @@ def test_dark_stylesheet_has_no_light_colour_left():
     assert stylesheet_for(light, LIGHT) == light
 
 
-def test_forced_dark_theme_darkens_the_window_and_the_comparison(qapp, qtbot, workbench, restore_theme):
+def test_forced_dark_theme_darkens_the_window_and_the_comparison(restore_theme, qapp, qtbot, workbench):
     follower = ThemeFollower(qapp, resource_text("style.qss"), forced=DARK)
     try:
         assert follower.scheme == DARK and is_dark()
@@ -50,7 +51,7 @@ def test_forced_dark_theme_darkens_the_window_and_the_comparison(qapp, qtbot, wo
         follower.deleteLater()
 
 
-def test_switching_the_desktop_to_dark_redraws_a_comparison_on_screen(qapp, qtbot, workbench, restore_theme):
+def test_switching_the_desktop_to_dark_redraws_a_comparison_on_screen(restore_theme, qapp, qtbot, workbench):
     follower = ThemeFollower(qapp, resource_text("style.qss"), forced=LIGHT)
     try:
         view = comparison_view()

@@ -224,6 +224,8 @@ def test_closing_after_saving_the_comparison_asks_nothing(window, workbench, qtb
 
 def test_window_size_and_splitters_are_restored(make_window, workbench, qtbot):
     first = make_window()
+    qtbot.waitUntil(lambda: first.live.live_made, timeout=30_000)   # the window has finished opening
+    qtbot.waitUntil(lambda: first.splitter.width() >= first.splitter.minimumSizeHint().width())   # laid out
     # the offscreen screen is 800 px wide and a restored window is kept inside its screen: the height tells
     first.resize(700, 650)
     qtbot.waitUntil(lambda: first.height() == 650)
@@ -236,7 +238,9 @@ def test_window_size_and_splitters_are_restored(make_window, workbench, qtbot):
 
     second = make_window()
     assert (second.width(), second.height()) == (700, 650)
-    assert second.splitter.sizes() == main_sizes
+    # once it has finished opening: the Live tab's page, made after the first paint, needs more than 700 px
+    qtbot.waitUntil(lambda: second.live.live_made, timeout=30_000)
+    qtbot.waitUntil(lambda: second.splitter.sizes() == main_sizes, timeout=5_000)   # laid out again
     runs = second.live.runs_pane.splitter.sizes()
     assert runs[0] < runs[1], runs
     assert second.compare.view.transpose_box.isChecked() and second.compare.view.table.transposed

@@ -20,26 +20,21 @@ import pytest
 from storage.db import open_store
 from tests.fixtures import mariadb
 from tests.fixtures.leftovers import scratch_name
+from tests.fixtures.lost_runs import _STARTED, add_host, finish, running_on_host, stopped_after, wait_for  # noqa: F401 - stopped_after: a fixture
 from tests.fixtures.postgres import PREFIX as PG_PREFIX
 from tests.fixtures.processes import processes_using, running
 from tests.integration.test_dbload_redis import private_redis  # noqa: F401 - the fixture used here
 from tests.integration.test_dbload_redis_ssh import _installed, _keys, _missing
 from tests.integration.test_dbload_ssh import PG_TARGET, _need, _pg_databases, pg_tcp  # noqa: F401 - fixture
-from tests.integration.test_run_reattach import (  # noqa: F401 - the autouse fixture used here too
-    _STARTED,
-    _add,
-    _finish,
-    _running_on_host,
-    _stop_what_the_test_started,
-    _wait_for,
-)
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("stopped_after")]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(cli_env, name: str, params: dict[str, object], password: str = "") -> tuple[object, subprocess.Popen]:
-    """`benchbay run NAME --test dbload` as its own process; the run once the host runs its first second of load."""
+def _start(cli_env, name: str, params: dict[str, object], password: str = "",
+           on_host: Callable[[object], object] = running_on_host) -> tuple[object, subprocess.Popen]:
+    """`benchbay run NAME --test dbload` as its own process; the run once the host runs its first second of load
+    (`on_host(store)`: the stored run once it runs on the host, else None)."""
     argv = [sys.executable, str(ROOT / "main.py"), "run", name, "--test", "dbload", "--interval", "0.5"]
     for key, value in params.items():
         argv += ["--set", f"{key}={value}"]
@@ -53,11 +48,11 @@ def _start(cli_env, name: str, params: dict[str, object], password: str = "") ->
     proc.stdin = None   # communicate() later reads the output only
     store = open_store(f"sqlite:///{cli_env['db']}")
     try:
-        run = _wait_for("the run to start on the host", lambda: _running_on_host(store), timeout=120)
+        run = wait_for("the run to start on the host", lambda: on_host(store), timeout=120)
     finally:
         store.close()
     events = Path(run.remote.run_dir) / "events.jsonl"
-    _wait_for("the load's first second", lambda: events.exists() and b'"dbload_tick"' in events.read_bytes(),
+    wait_for("the load's first second", lambda: events.exists() and b'"dbload_tick"' in events.read_bytes(),
               timeout=180)
     return run, proc
 
@@ -69,8 +64,8 @@ def _kill_then_attach(cli_env, run, proc: subprocess.Popen, made: Callable[[], b
     run_dir = Path(run.remote.run_dir)
     pid = int((run_dir / "agent.pid").read_text().strip())
     proc.send_signal(signal.SIGKILL)
-    assert _finish(proc)[0] == -signal.SIGKILL
-    code, _out, err = _finish(subprocess.Popen(
+    assert finish(proc)[0] == -signal.SIGKILL
+    code, _out, err = finish(subprocess.Popen(
         [sys.executable, str(ROOT / "main.py"), "runs", "attach", str(run.id)], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=os.environ.copy()), timeout=300)
     assert code == 0, err
@@ -105,7 +100,7 @@ def _tools_running(word: str, needle: str) -> list[str]:
 
 @pytest.mark.usefixtures("pg_tcp")
 def test_a_killed_workbench_pgbench_run_is_collected_and_the_database_dropped(cli_env, ssh_host) -> None:
-    name = _add(ssh_host)
+    name = add_host(ssh_host)
     database = scratch_name(PG_PREFIX)
     run, proc = _start(cli_env, name, {"engine": "postgresql", "target": PG_TARGET, "data": "scale=1",
                                        "clients": "1,2", "step_seconds": 3, "database": database})
@@ -117,7 +112,7 @@ def test_a_killed_workbench_pgbench_run_is_collected_and_the_database_dropped(cl
 def test_a_killed_workbench_sysbench_run_is_collected_and_the_database_dropped(cli_env, ssh_host,
                                                                               mariadb_login) -> None:
     _need("sysbench", "sysbench")
-    name = _add(ssh_host)
+    name = add_host(ssh_host)
     database = mariadb_login["database"]
     run, proc = _start(cli_env, name, {"engine": "mysql", "target": "127.0.0.1:3306",
                                        "workload": "oltp_point_select", "data": "scale=1000", "clients": "1,2",
@@ -133,7 +128,7 @@ def test_a_killed_workbench_redis_run_is_collected_and_the_keys_deleted(cli_env,
                                                                         tool: str) -> None:
     if tool == "redis-benchmark" and not _installed("redis-benchmark"):
         _missing("redis-benchmark is not installed (Debian package redis-tools)")
-    name = _add(ssh_host)
+    name = add_host(ssh_host)
     run, proc = _start(cli_env, name, {"engine": "redis", "target": private_redis, "tool": tool,
                                        "clients": "1,2", "step_seconds": 3, "data": "scale=2000",
                                        "key_prefix": "bench:killed:"})

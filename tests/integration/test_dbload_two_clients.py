@@ -16,6 +16,7 @@ from app.engine.orchestrator import RunControl
 from app.workbench import Workbench
 from remote.hostkeys import KnownHosts, host_key_id
 from tests.fixtures import mariadb
+from tests.fixtures.dbload_runs import per_second_by_step
 from tests.fixtures.leftovers import scratch_name
 from tests.fixtures.postgres import PREFIX as PG_PREFIX
 from tests.fixtures.sshd import public_key
@@ -72,8 +73,7 @@ def test_two_clients_load_one_postgresql_together(cli_env, sshd_session, ssh_hos
         starts: dict[int, list[float]] = {}
         for host, run_id in members.items():
             detail = bench.find_run(run_id)
-            per_client[host] = {r.metadata["step"]: r.metadata["per_second"] for r in detail.results
-                                if r.metric == "ops_per_s"}
+            per_client[host] = per_second_by_step(detail.results)
             for event in bench.run_events(run_id):   # each client's step starts, on the workbench's clock
                 if event["type"] == "dbload_step_start":
                     starts.setdefault(event["step"], []).append(event["t"])
@@ -93,6 +93,8 @@ def test_two_clients_load_one_postgresql_together(cli_env, sshd_session, ssh_hos
             assert sum(stored[step].metadata["shares"].values()) == pytest.approx(1.0)
             busy = stored[step].metadata["client_cpu_busy"]    # each client's CPUs over the step, as it measured
             assert set(busy) == set(names) and all(0.0 <= b <= 1.0 for b in busy.values()), busy
+            waited = stored[step].metadata["client_cpu_wait"]  # and how long its tool waited for a CPU
+            assert set(waited) == set(names) and all(0.0 <= w <= 1.0 for w in waited.values()), waited
         knee = next(r for r in total.results if r.metric == "knee_clients")
         assert knee.metadata["knee_text"] == report["knee_text"]
         assert report["knee_text"] == "no knee within the sweep" or report["knee_text"].startswith("knee at ")
@@ -136,11 +138,10 @@ def _check_totals(workbench, outcome) -> dict[int, list[float]]:
     """Both clients' runs done, the TOTAL run's seconds the sums of theirs, a knee or "no knee" named."""
     assert not outcome.error, outcome.error
     assert all(o.status == "done" for o in outcome.outcomes), outcome.outcomes
-    per_client = [{r.metadata["step"]: r.metadata["per_second"] for r in workbench.find_run(o.run_id).results
-                   if r.metric == "ops_per_s"} for o in outcome.outcomes]
+    per_client = [per_second_by_step(workbench.find_run(o.run_id).results) for o in outcome.outcomes]
     total = workbench.find_run(outcome.total_run_id)
     assert total.run.status == "done", total.run.error
-    stored = {r.metadata["step"]: r.metadata["per_second"] for r in total.results if r.metric == "ops_per_s"}
+    stored = per_second_by_step(total.results)
     assert sorted(stored) == [1, 2]
     for step, seconds in stored.items():
         clients = [c[step] for c in per_client]

@@ -18,6 +18,7 @@ import pytest
 
 from app.cli import main
 from storage.db import open_store
+from tests.fixtures.leftovers import faketime_segments, remove_faketime_segments
 from tests.fixtures.processes import processes_using
 from tests.fixtures.sshd import SshdServer, ssh_keygen_fingerprint
 
@@ -44,6 +45,7 @@ def _host_with_clock(root: Path, authorized: Path, offset: int) -> Iterator[Sshd
     server = SshdServer(root / "sshd", "skewed", "127.0.0.61", authorized,
                         env={"TMPDIR": str(tmpdir), "LD_PRELOAD": str(LIBFAKETIME), "FAKETIME": f"{offset:+d}",
                              "DONT_FAKE_MONOTONIC": "1"})
+    before = faketime_segments()
     try:
         server.start()
         yield server
@@ -52,6 +54,7 @@ def _host_with_clock(root: Path, authorized: Path, offset: int) -> Iterator[Sshd
         for pid in processes_using(str(root)):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 9)
+        remove_faketime_segments(before)
 
 
 @pytest.mark.parametrize("offset", [HOURS_5, -HOURS_5], ids=["ahead", "behind"])

@@ -18,6 +18,7 @@ from remote.local_transport import LocalTransport
 from remote.telemetry import RawTickParser, TelemetryComputer, sampler_script
 from remote.telemetry.parse import Header, Snapshot
 from remote.telemetry.sampler import start_command
+from tests.fixtures import loop_disks
 
 pytestmark = pytest.mark.integration
 
@@ -95,7 +96,13 @@ def _block_device(path: Path) -> str | None:
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Iterator[Path]:
-    """A directory on a real block device (tmp may be tmpfs, where O_DIRECT and iostat see nothing)."""
+    """A directory on a block device of its own where one can be made (root: a loop disk, so the I/O of the
+    tests beside it lands elsewhere and each interval is fio's), else on the machine's disk (tmp may be
+    tmpfs, where O_DIRECT and iostat see nothing)."""
+    if os.geteuid() == 0 and not loop_disks.missing_tools():
+        with loop_disks.loop_disks(tmp_path / "disk", ["agreement"], size_mib=128) as disks:
+            yield disks["agreement"].mount
+        return
     for base in (tmp_path, Path(__file__).resolve().parent):
         if _block_device(base):
             path = base / f".fio-{os.getpid()}"
@@ -223,7 +230,10 @@ def test_agrees_with_iostat_under_fio_load(workdir: Path, capsys: pytest.Capture
         within = [d < 0.03 + 2 * offsets[i] for i, d in zip(steady, diffs, strict=True)]
         lines.append(f"  {key:6s} per interval: median {statistics.median(diffs) * 100:.2f} {unit}, worst "
                      f"{max(diffs) * 100:.2f} {unit}, {sum(within)} of {len(within)} within 3 {unit}")
-        assert statistics.median(diffs) < 0.03, lines
+        # the median too is allowed what the sampling instants' distance explains (a few ms on a quiet
+        # machine: 3 % and a little; tens of ms when the machine is busy), as each interval is
+        allowed = statistics.median(0.03 + 2 * offsets[i] for i in steady)
+        assert statistics.median(diffs) < allowed, lines + [f"median allowed {allowed:.2%}"]
         assert sum(within) >= 0.75 * len(within), lines + [f"{p[0]:+.3f} {r}" for p, r in zip(pairs, rows, strict=True)]
     cpu_diff = {key: statistics.mean(abs(s.cpu[key] - r["avg-cpu"][key]) for _, s, r in pairs)
                 for key in ("user", "system", "iowait", "idle")}

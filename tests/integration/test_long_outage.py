@@ -18,6 +18,7 @@ import pytest
 
 from remote.run_link import DEFAULT_RECONNECT_BUDGET
 from storage.db import open_store
+from tests.fixtures.lost_runs import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]   # about 4 min; more on a loaded machine
 INTERVAL = 1.0
@@ -44,13 +45,7 @@ class _Lines:
 
 
 def _wait_for(what: str, check, timeout: float):
-    limit = time.monotonic() + timeout
-    while time.monotonic() < limit:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(what, check, timeout, poll=0.2)
 
 
 def _events(run_dir: Path) -> list[dict]:

@@ -70,6 +70,19 @@ def test_the_methodology_says_how_the_figures_were_made() -> None:
     assert "per-transaction log (--log)" in text
 
 
+def test_the_methodology_never_says_at_none_when_a_step_lacks_its_target() -> None:
+    from types import SimpleNamespace
+
+    from app.report.methodology_dbload import dbload_sentences
+
+    bare = [SimpleNamespace(**dict(r, metadata={k: v for k, v in r["metadata"].items() if k != "target"}))
+            for r in RESULTS]
+    text = " ".join(dbload_sentences({"target": "db1:5432"}, bare))
+    assert "loaded PostgreSQL 15.20 at db1:5432 with" in text
+    text = " ".join(dbload_sentences({}, bare))
+    assert "None" not in text and "loaded PostgreSQL 15.20 with the tpcb-like workload" in text
+
+
 def test_the_methodology_says_pgbench_retried_when_max_tries_was_given() -> None:
     from types import SimpleNamespace
 

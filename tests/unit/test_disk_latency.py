@@ -72,3 +72,24 @@ def test_a_bisect_into_the_upper_edges_finds_the_bucket_record_uses() -> None:
         by_record.record(value)
         assert by_record.counts[bisect.bisect_right(UPPER, value)] == 1, value
     assert len(UPPER) == BUCKETS - 1
+
+
+def test_the_workers_cell_lookup_files_every_latency_in_the_bucket_bisect_gives_it() -> None:
+    """The worker loop's shortcut (a list indexed by ~30 ns cell, -1 where bisect decides) must put each
+    latency where bisect over the bucket edges does: at the edges themselves, a hair either side and between."""
+    import bisect
+
+    from remote.agent.disk_latency import CELLS_PER_S, UPPER, cell_buckets
+
+    cells = cell_buckets()
+    rng = random.Random(11)
+    near_edges = [edge * (1 + d) for edge in UPPER if edge < 1.1e-3 for d in (-1e-9, -1e-15, 0.0, 1e-15, 1e-9)]
+    values = near_edges + [rng.uniform(0.0, 1.1e-3) for _ in range(100_000)] + [0.0, 1e-3, 2e-3]
+    looked_up = 0
+    for took in values:
+        cell = math.floor(took * CELLS_PER_S)
+        index = cells[cell] if cell < len(cells) else -1
+        if index >= 0:
+            looked_up += 1
+            assert index == bisect.bisect_right(UPPER, took), took
+    assert looked_up > 0.85 * len(values) - len(near_edges)   # the shortcut is taken for most disk latencies

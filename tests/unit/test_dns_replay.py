@@ -62,6 +62,16 @@ def test_a_late_answer_after_the_timeout_is_ignored_and_counted_stray():
         assert lane.stray == 1
 
 
+def test_an_answer_echoing_the_name_in_other_case_counts_and_one_echoing_another_name_is_stray():
+    with responder() as server:
+        lane = dns_replay.replay([("127.0.0.1", server.port)],
+                                 dns_replay.Prepared([("upper-a.test", "A"), ("wrongname-b.test", "A")]),
+                                 window=2, timeouts=(0.3,))[0]
+    records = _by_name(lane)
+    assert records["upper-a.test"]["rcode"] == "NOERROR" and records["upper-a.test"]["latency_ms"] is not None
+    assert records["wrongname-b.test"]["latency_ms"] is None and lane.stray == 1
+
+
 def test_the_rate_spaces_the_first_sends():
     queries = [(f"ok{i}.test", "A") for i in range(21)]
     with responder() as server:
@@ -105,6 +115,21 @@ def test_max_mode_loops_the_list_for_the_time_given():
                                  total=10 ** 6, seconds=0.5)[0]
         assert lane.sent > 2 and lane.done == lane.sent
         assert server.udp_seen["ok.test."] + server.udp_seen["nx-a.test."] == lane.sent
+        # one figure per query sent, whatever room the columns were given while it ran
+        assert len(lane.latency) == len(lane.rcode) == len(lane.tries) == len(lane.first) == lane.sent
+        assert all(ms is not None for ms in lane.latency)
+
+
+def test_an_id_in_flight_or_set_aside_is_not_given_to_another_query_until_its_time_is_over():
+    lane = dns_replay.Lane(("127.0.0.1", 53), dns_replay.Prepared([("ok.test", "A")]), 1)
+    try:
+        lane.id_next, lane.id_step = 11, 1
+        lane.slot[10] = 0               # in flight for query 0
+        lane.quarantine[11] = 100.0     # given up: its late answer may come until t = 100
+        assert lane.free_id(10, now=50.0) == 12
+        assert lane.free_id(11, now=150.0) == 11 and 11 not in lane.quarantine
+    finally:
+        lane.close()
 
 
 @pytest.mark.parametrize("text,expected", [("10.0.0.2", ("10.0.0.2", 53)), ("127.0.0.53:5353", ("127.0.0.53", 5353)),

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from remote.agent import mail_poll, mail_sender, mail_smtp
+from remote.agent import mail_poll, mail_sender, mail_session, mail_smtp
 
 SINK = "sink@benchbay.invalid"
 
@@ -133,7 +133,7 @@ def test_replies_and_messages_longer_than_one_read_or_write() -> None:
 
 def test_the_poller_is_epoll_here_and_the_fallback_works_too(monkeypatch) -> None:
     assert isinstance(mail_poll.make_poller(), mail_poll.EpollPoller)   # Linux
-    monkeypatch.setattr(mail_sender, "make_poller", mail_poll.SelectorPoller)
+    monkeypatch.setattr(mail_session, "make_poller", mail_poll.SelectorPoller)
     with server() as srv:
         stats = storm(srv, per_message=True)
     assert (stats.accepted, stats.failures) == (24, {})

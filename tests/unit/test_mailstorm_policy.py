@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from remote.agent import bench_mailstorm, benches, mail_queue, mail_stats
+from remote.agent import bench_mailstorm, benches, mail_message, mail_queue, mail_stats
 
 
 def test_defaults() -> None:
@@ -42,7 +42,7 @@ def test_bad_parameters(bad: dict) -> None:
 
 
 def test_message_has_the_marker_and_size() -> None:
-    message = bench_mailstorm.build_message("42", "sink@benchbay.invalid", 4096, 7)
+    message = mail_message.build_message("42", "sink@benchbay.invalid", 4096, 7)
     assert len(message) == 4096
     assert b"\r\nX-Benchbay-Run: 42\r\n" in message and message.endswith(b"\r\n")
     assert not any(line.startswith(b".") for line in message.split(b"\r\n"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from remote.agent import resp_loop
 
 
@@ -28,4 +30,33 @@ def test_a_batch_read_in_two_pieces_counts_every_reply_until_the_first_read() ->
     finally:
         server.close()
         ours.close()
+        loop.epoll.close()
+
+
+def test_over_several_connections_the_next_batches_wait_for_the_wake_ups_reads() -> None:
+    # redis-benchmark's event loop: the replies read in one pass, the next requests written on the next, so a
+    # reply read late in a wake-up waits on the reads before it only, not on other connections' writes
+    pairs = [socket.socketpair() for _ in range(2)]
+    cfg = {"keyspace": 10, "get_ratio": 1.0, "pipeline": 1, "rate": 0, "seconds": 5, "prefix": b"k:",
+           "value_size": 3}
+    conns = [resp_loop.Conn(ours, 0.0, 0.0) for ours, _ in pairs]
+    loop = resp_loop.Loop(cfg, {c.fd: c for c in conns}, 0.0, -1, 1)
+    loop.defer = []
+    try:
+        for conn in conns:
+            conn.sock.setblocking(False)
+            conn.kinds, conn.kpos, conn.gets, conn.expected = (True,), 0, 1, loop.batch_expected
+            conn.sent_at = 1.0
+        loop.received(conns[0], b"$3\r\nxxx\r\n", 1.001)
+        loop.received(conns[1], b"$3\r\nxxx\r\n", 1.003)
+        for _, server in pairs:
+            server.setblocking(False)
+            with pytest.raises(BlockingIOError):   # nothing written yet
+                server.recv(100)
+        assert loop.defer == conns
+        assert loop.seconds_data[1]["h"][0] == {resp_loop.bucket_of(0.001): 1, resp_loop.bucket_of(0.003): 1}
+    finally:
+        for ours, server in pairs:
+            ours.close()
+            server.close()
         loop.epoll.close()

@@ -1,0 +1,92 @@
+"""A database load from several client hosts whose workbench went away: its TOTAL run made once the last client
+run is collected, as the run never left would have made it (app.engine.dbload_multi).
+
+The client runs carry their group and their index in their parameters, so the re-attach finds its siblings in
+the store. The TOTAL is made when none of them is left running or with a lost link, and only once. The clients'
+clock offsets, measured at the start by the workbench that went away, are not known any more: the TOTAL says so
+instead of showing none. The database server's monitor, when there was one, is tied to the TOTAL as well.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import timedelta
+from typing import Any
+
+from app.engine.dbload_multi import TAG_PREFIX, TEST, DbMultiOutcome, DbMultiRequest, store_total
+from app.engine.dbload_reattach import UNFINISHED, aware, monitor_of, stored_watch
+from app.engine.dbload_watch import record
+from app.engine.orchestrator import RunOutcome
+from storage.records import RunStatus
+
+log = logging.getLogger(__name__)
+
+NEAR = timedelta(minutes=10)   # the clients start together: their runs are made within seconds of each other
+# the window collects the clients in workers of their own: the last two may end together, one TOTAL is made
+_MAKING = threading.Lock()
+
+
+def _params(run: Any) -> dict[str, Any]:
+    return dict((run.parameters or {}).get("params") or {})
+
+
+def siblings(workbench: Any, run: Any) -> list[Any]:
+    """The client runs of `run`'s several-client load (itself included), by client index; [] for a lone load."""
+    params = _params(run)
+    group = str(params.get("group") or "")
+    if run.test != TEST or not params.get("wait_for_start") or not group:
+        return []
+    start = aware(run.started_at)
+    found = [other for other in workbench.store.runs.list(test=TEST, since=start - NEAR, until=start + NEAR)
+             if _params(other).get("wait_for_start") and str(_params(other).get("group") or "") == group]
+    return sorted(found, key=lambda other: int(_params(other).get("client_index") or 0))
+
+
+def _has_total(workbench: Any, group: str) -> bool:
+    return any(run.host_name.startswith("TOTAL ") for run in workbench.store.runs.list(tag=TAG_PREFIX + group))
+
+
+def rebuild_total(workbench: Any, run_id: int) -> int | None:
+    """Once every client run of `run_id`'s group is stored, store their TOTAL (and tie the server's monitor
+    to it); its id, or None when it is not time yet, was done before, or `run_id` is not such a client."""
+    with _MAKING:
+        return _rebuild(workbench, run_id)
+
+
+def _rebuild(workbench: Any, run_id: int) -> int | None:
+    detail = workbench.store.runs.get(run_id)
+    if detail is None:
+        return None
+    clients = siblings(workbench, detail.run)
+    if len(clients) < 2 or any(run.status in UNFINISHED for run in clients):
+        return None
+    group = str(_params(detail.run).get("group"))
+    if _has_total(workbench, group):
+        return None
+    first = clients[0]
+    hosts = tuple(run.host_name for run in clients)
+    params = _params(first)
+    request = DbMultiRequest(hosts=hosts, params=params,
+                             interval=float((first.parameters or {}).get("interval") or 1.0))
+    outcomes: list[Any] = [RunOutcome(run.id, run.host_name, RunStatus(run.status), run.error or "", 0)
+                           for run in clients]
+    outcome = DbMultiOutcome(group, hosts, outcomes,
+                             database=str(params.get("database") or params.get("key_prefix") or ""))
+    outcome.started = min(aware(run.started_at).timestamp() for run in clients)
+    store_total(workbench, request, params, outcome,
+                note="made after the workbench that ran it went away: the clients' clock offsets measured at "
+                     "the start were lost with it",
+                finished=max((aware(run.finished_at).timestamp() for run in clients if run.finished_at), default=None))
+    total = outcome.total_run_id
+    if total is None:
+        return None
+    _tie_server(workbench, first, total, clients[0].id)
+    log.info("dbload group %s: TOTAL stored as run %s after re-attach", group, total)
+    return total
+
+
+def _tie_server(workbench: Any, client: Any, total: int, timing_run: int) -> None:
+    monitor = monitor_of(workbench, client)
+    if monitor is None or monitor.status in UNFINISHED:
+        return
+    record(workbench, stored_watch(workbench, monitor), [total], timing_run=timing_run)
