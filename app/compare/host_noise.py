@@ -4,32 +4,32 @@ A single run is judged with its figure's noise floor (app.compare.noise_floors).
 repeat group of the same host and test (three completed runs or more), their spread says how far this
 host's next run may land; the verdict uses it where it is wider than the floor (three runs can agree
 closely by chance, so it never narrows the floor). A spread measured over a few runs is itself uncertain:
-it is widened as Student's t widens a range built from a sample's sd instead of a known one, t(runs - 1) over
-the normal quantile at the verdict's confidence (3.85x for three runs, 1.8x for five, 1.1x for twenty).
-With the spread as measured, single runs of identical twins 107x apart on a throttled disk's p99 were named
-a winner.
+it goes with its degrees of freedom (runs - 1), and the verdict's range then uses Student's t instead of
+the normal quantile (app.compare.ties). Taken as exact, single runs of identical twins 107x apart on a
+throttled disk's p99 were named a winner.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
-
-from scipy.stats import t
+from typing import Any, NamedTuple
 
 from app.compare.metrics import figures
-from app.compare.ties import FLOOR_Z
 from storage.records import RunStatus
 
 MIN_RUNS = 3
-FLOOR_LEVEL = 0.995   # the upper quantile of the verdict's two-sided 99 % floor range (FLOOR_Z)
 LOOK_BACK = 60      # the host's latest runs of the test searched for a repeat group
 
 
-def small_sample(sd: float, runs: int) -> float:
-    """`sd` measured over `runs` values, widened for the uncertainty of so few: the range the verdict builds
-    with FLOOR_Z standard errors then holds what a t(runs - 1) range would."""
-    return sd * float(t.ppf(FLOOR_LEVEL, runs - 1)) / FLOOR_Z
+class HostSpread(NamedTuple):
+    """How much a host's repeats varied: sd of log(figure), and over how many runs."""
+
+    log_sd: float
+    runs: int
+
+    @property
+    def df(self) -> int:
+        return self.runs - 1
 
 
 def log_sd(values: Sequence[float]) -> float | None:
@@ -46,8 +46,8 @@ def _usable(values: Sequence[float]) -> list[float]:
     return [v for v in values if math.isfinite(v) and v > 0]
 
 
-def host_noise(source: Any, host: str, test: str) -> dict[str, float]:
-    """metric key -> sd of log(figure) over the host's latest repeat group of `test` with MIN_RUNS or more
+def host_noise(source: Any, host: str, test: str) -> dict[str, HostSpread]:
+    """metric key -> the spread of log(figure) over the host's latest repeat group of `test` with MIN_RUNS or more
     completed runs; {} when there is none (or the source cannot list runs)."""
     lister = getattr(source, "list_runs", None)
     if lister is None:
@@ -65,5 +65,5 @@ def host_noise(source: Any, host: str, test: str) -> dict[str, float]:
         values = [found[key].value for found in each if key in found]
         spread = log_sd(values)
         if spread is not None:
-            out[key] = small_sample(spread, len(_usable(values)))
+            out[key] = HostSpread(spread, len(_usable(values)))
     return out

@@ -23,7 +23,7 @@ from typing import Any
 
 from app.catalogue import CATALOGUE
 from app.compare.caveats import Caveat, between_caveats, merged, run_caveats, scoped
-from app.compare.host_noise import host_noise
+from app.compare.host_noise import HostSpread, host_noise
 from app.compare.metrics import HIGHER, METRICS, Figure, Metric
 from app.compare.prices import base_key, is_price_metric, per_price, price_line, price_metric, priced
 from app.compare.rows import group_rows, row_labels, unit_figures
@@ -52,7 +52,7 @@ class RunInput:
     warnings: list[str] = field(default_factory=list)
     price: HostPrice | None = None   # the host's price in the inventory, when it has one
     until_stable_missed: str = ""    # "RSE 18 % after 10 runs, target 2 %": repeats that ended unsettled
-    host_noise: dict[str, float] = field(default_factory=dict)   # key -> sd of log(figure), the host's repeats
+    host_noise: dict[str, HostSpread] = field(default_factory=dict)   # key -> the host's repeats' spread
 
 
 @dataclass(frozen=True)
@@ -267,7 +267,7 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
     raw: list[tuple[str, list[RunInput], dict[str, Figure], list[Any], list[Caveat]]] = []
     partial: dict[tuple[int, str], str] = {}     # (row, test) -> why its figures are partial
     missed: dict[tuple[int, str], str] = {}      # (row, test) -> until-stable ended unsettled
-    measured: dict[tuple[int, str], dict[str, float]] = {}   # (row, test) -> the host's repeats' spread
+    measured: dict[tuple[int, str], dict[str, HostSpread]] = {}   # (row, test) -> the host's repeats' spread
     for label, group in zip(labels, groups, strict=True):
         runs = [run for unit in group for run in unit]
         found: dict[str, Figure] = {}
@@ -310,7 +310,7 @@ def build(inputs: Sequence[RunInput], baseline_run_id: int | None = None,
         raise ValueError(f"the baseline run {baseline_run_id} is not one of the compared runs")
 
     columns = {item.key: judge_column(item, [Entry(i, label, found[item.key], partial.get((i, item.test), ""),
-                                                   measured.get((i, item.test), {}).get(base_key(item.key), 0.0))
+                                                   measured.get((i, item.test), {}).get(base_key(item.key)))
                                              for i, (label, _g, found, _r, _n) in enumerate(raw)
                                              if item.key in found], base_index)
                for item in shown}
@@ -377,7 +377,7 @@ def load_inputs(source: RunSource, run_ids: Iterable[int]) -> list[RunInput]:
     """The stored runs, with their warnings and their host's price; facts fall back to the host's latest.
     NotFound for a missing id."""
     out = []
-    noise: dict[tuple[str, str], dict[str, float]] = {}
+    noise: dict[tuple[str, str], dict[str, HostSpread]] = {}
     for run_id in run_ids:
         detail = source.run_detail(run_id)
         # also for a run of a repeat group: compared without the rest of its group it is a single run

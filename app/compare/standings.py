@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.compare.host_noise import HostSpread
 from app.compare.metrics import SWEEP_BEST, Figure, Metric
 from app.compare.noise_floors import floor_for
 from app.compare.prices import base_key
@@ -41,7 +42,7 @@ class Entry:
     label: str
     figure: Figure
     partial: str = ""     # why the figure is partial ("cancelled run"); "" when its runs completed
-    host_log_sd: float = 0.0   # a single run: how much the host's own repeats in the store varied (sd of log)
+    host_spread: HostSpread | None = None   # a single run: how much the host's own repeats in the store varied
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,12 @@ class Column:
 
 
 def _runs(entry: Entry, key: str) -> Runs:
-    # the host's own repeats widen the floor where they varied more, never narrow it
-    floor = max(floor_for(base_key(key)).log_sd, entry.host_log_sd)
+    # the host's own repeats stand in for the floor where they varied more (with the few degrees of freedom
+    # they were measured with), never narrow it: three runs can agree closely by chance
+    floor = floor_for(base_key(key)).log_sd
+    spread = entry.host_spread
+    if spread is not None and spread.log_sd > floor:
+        return Runs(entry.figure.runs, spread.log_sd, entry.figure.steal, entry.label, floor_df=spread.df)
     return Runs(entry.figure.runs, floor, entry.figure.steal, entry.label)
 
 

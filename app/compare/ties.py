@@ -12,7 +12,8 @@ The method (written out with its measured error rates in docs/verdicts.md):
   - otherwise ("noise_floor"): the figure's noise floor (app.compare.noise_floors, the run-to-run
     variation measured on real hosts), widened by the CPU steal the run saw, gives a log-normal range
     of FLOOR_Z standard errors; a server that repeated the test fewer times than that uses the larger
-    of its measured spread and the floor.
+    of its measured spread and the floor. Where a host's own earlier repeats (a few runs) stand in for the
+    floor, Student's t with the Welch-Satterthwaite degrees of freedom replaces FLOOR_Z.
 - The noise threshold (the idea of criterion.rs): a difference is named only when the whole range lies
   beyond the between-run noise: with repeats, the spread they measured, never below the floor (three runs
   can agree closely by chance); with a single run, MIN_NOISE_PERCENT, since its range is built from the
@@ -35,6 +36,7 @@ BASIS_REPEATS, BASIS_FLOOR = "repeats", "noise_floor"
 
 CONFIDENCE = 0.95              # of the bootstrap range (repeats)
 FLOOR_Z = 2.576                # standard errors of the floor range (two-sided 99 %): one run says little
+FLOOR_LEVEL = 0.995            # FLOOR_Z's quantile, for Student's t where a spread was measured over few runs
 MIN_BOOTSTRAP_RUNS = 3
 MIN_NOISE_PERCENT = 1.0        # no benchmark run repeats closer than this
 TIE_LIMIT_PERCENT = 25.0       # a range wider than this is "can't tell yet", not a tie
@@ -48,9 +50,9 @@ METHOD = (
     "written so that above 1 means better. With three or more repeats on both sides its range is a 95 % "
     "bootstrap interval of that ratio (with three runs each: from the worst pairing of runs to the best); "
     "with fewer, the figure's noise floor — its run-to-run variation measured on real hosts (or the host's own "
-    "earlier repeats, where they varied more, widened for how few they are), widened by the CPU steal the run "
-    "saw — gives a "
-    f"{FLOOR_Z:g}-standard-error range. Ahead: the whole range lies beyond the run-to-run noise (with "
+    "earlier repeats, where they varied more), widened by the CPU steal the run saw — gives a "
+    f"{FLOOR_Z:g}-standard-error range (two-sided 99 %; Student's t at the same level where a host's own "
+    "repeats stand in, for how few runs measured them). Ahead: the whole range lies beyond the run-to-run noise (with "
     "repeats, the spread they measured and never less than the floor; with a single run, whose range "
     f"carries the floor already, ±{MIN_NOISE_PERCENT:g} %). Tie: the whole range lies within "
     f"±{TIE_LIMIT_PERCENT:g} %. Otherwise: can't tell yet, with what would settle it. How steady a single "
@@ -76,6 +78,9 @@ class Runs:
     floor_log_sd: float           # the figure's noise floor as sd of log(figure)
     steal_percent: float = 0.0    # the most CPU steal its runs saw
     label: str = ""               # the server, for "steal 12 % on honA"
+    # the degrees of freedom floor_log_sd was measured with: the shipped floor counts as known (many runs on
+    # real hosts); a host's own few repeats stand in for it with runs - 1 (app.compare.host_noise)
+    floor_df: float = math.inf
 
     @property
     def n(self) -> int:
@@ -213,8 +218,9 @@ def judge(x: Runs, reference: Runs, higher_is_better: bool) -> Verdict:
         pairs_won = int(math.floor(float(u)))
     else:
         basis = BASIS_FLOOR
-        sds = [_side_sd(side, logs) for side, logs in ((x, gx), (reference, gr))]
-        half = FLOOR_Z * math.sqrt(sds[0] ** 2 / x.n + sds[1] ** 2 / reference.n)
+        terms = [(_side_sd(side, logs) ** 2 / side.n, _side_df(side, logs))
+                 for side, logs in ((x, gx), (reference, gr))]
+        half = _floor_quantile(terms) * math.sqrt(sum(var for var, _df in terms))
         low, high = point - half, point + half
         # the range is built from the floor already: requiring it to clear the floor once more would ask a
         # single run for a 1.6x difference at a 10 % floor, and miss a real 2x one on a busy host
@@ -232,6 +238,26 @@ def judge(x: Runs, reference: Runs, higher_is_better: bool) -> Verdict:
         kind = CANT_TELL
     settle = _settle(x, reference, low, high, noise, tie_limit) if kind == CANT_TELL else None
     return Verdict(kind, factor, lo, hi, basis, settle, 100.0 * math.expm1(noise), pairs_won, pairs_total)
+
+
+def _floor_quantile(terms: Sequence[tuple[float, float]]) -> float:
+    """The range's multiple of its standard error: FLOOR_Z when both spreads are known, else Student's t at the
+    same two-sided 99 % with the Welch-Satterthwaite degrees of freedom of the sum (a spread measured over
+    three runs is itself uncertain; the other side's known floor adds certainty, so two sides each measured
+    over three runs have 4 degrees of freedom together, not 2)."""
+    estimated = sum(var ** 2 / df for var, df in terms if math.isfinite(df) and df > 0)
+    if estimated <= 0:
+        return FLOOR_Z
+    df = sum(var for var, _df in terms) ** 2 / estimated
+    return float(stats.t.ppf(FLOOR_LEVEL, df))
+
+
+def _side_df(side: Runs, logs: np.ndarray) -> float:
+    """The degrees of freedom of _side_sd: those of its floor, unless the runs' own spread was larger."""
+    floor = side.floor_log_sd + math.log1p(max(side.steal_percent, 0.0) / 100.0)
+    if side.n < MIN_BOOTSTRAP_RUNS and _log_sd(logs) > floor:
+        return math.inf   # two runs' own spread: used as it is, as before
+    return side.floor_df
 
 
 def _side_sd(side: Runs, logs: np.ndarray) -> float:
