@@ -16,13 +16,15 @@ busy machine the engine that spends less CPU per I/O gets more I/Os out of its s
 loaded from `git show`) as a third engine in the same rotation, so an old and a new engine meet the same load;
 --hog N runs `stress-ng --cpu N` (N spinning processes where stress-ng is missing) beside every round.
 --fio-twice adds fio a second time to the rotation: its ratio to fio is what the same engine scores against
-itself on this machine, the floor under which a difference between the engines is not measured.
+itself on this machine, the floor under which a difference between the engines is not measured; with 5
+rounds or more the built-in engine is also set against both fio runs of each round (paired_with_fio).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import importlib.util
+import math
 import os
 import resource
 import shutil
@@ -35,12 +37,16 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+from scipy import stats
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from remote.agent import disk_builtin, disk_fio  # noqa: E402
 from remote.agent.disk_file import o_direct_supported, prepare_file  # noqa: E402
 
 KIB, MIB = 1024, 1024 * 1024
+FIO_AGAIN = "fio again"
 # (name, rw, bs, workers, sync, goal)
 JOBS = [
     ("randread_4k_w1", "randread", 4 * KIB, 1, "none", 0.95),
@@ -118,6 +124,21 @@ def timed_cpu(engine: object, job: dict) -> tuple[dict, dict[str, float]]:
     return result, {"cpu": 1e6 * used / ios, "preempted": 1e3 * switched / ios}
 
 
+def paired_with_fio(runs: dict[str, list[dict]]) -> str:
+    """The built-in engine against both fio runs of the same round (their geometric mean): a round's load and
+    the virtual disk's drift then touch both sides alike. Its geometric mean over the rounds with a 95 %
+    bootstrap interval, and Wilcoxon's signed-rank test of "no difference": the figure that decides a 5 % goal
+    where one round moves ±15 %."""
+    logs = [math.log(b["iops"]) - (math.log(f["iops"]) + math.log(g["iops"])) / 2.0
+            for f, g, b in zip(runs["fio"], runs[FIO_AGAIN], runs["builtin"], strict=True)
+            if f["iops"] and g["iops"] and b["iops"]]
+    found = stats.bootstrap((logs,), np.mean, confidence_level=0.95, rng=np.random.default_rng(0))
+    low, high = math.exp(found.confidence_interval.low), math.exp(found.confidence_interval.high)
+    p = stats.wilcoxon(logs).pvalue
+    return (f"built-in / fio (both fio runs of each round): geometric mean {math.exp(statistics.fmean(logs)):.3f}, "
+            f"95 % interval {low:.3f}-{high:.3f} over {len(logs)} rounds; signed-rank p = {p:.2f}")
+
+
 def spread(values: list[float]) -> str:
     return "/".join(f"{x:.3f}" if x < 10 else f"{x:.1f}" for x in (min(values), statistics.median(values), max(values)))
 
@@ -146,7 +167,7 @@ def main() -> int:
         if args.against:
             engines[f"@{args.against}"] = engine_at(args.against, test_dir)
         if args.fio_twice:
-            engines["fio again"] = disk_fio
+            engines[FIO_AGAIN] = disk_fio
         direct = o_direct_supported(test_dir)
         path = os.path.join(test_dir, "test.dat")
         started = time.monotonic()
@@ -206,6 +227,8 @@ def run_rounds(engines: dict[str, ModuleType], job: dict, goal: float, rounds: i
         pairs = [b["iops"] / o["iops"] for o, b in zip(runs[engine], runs["builtin"], strict=True) if o["iops"]]
         print(f"  built-in / {engine} IOPS per round, min/median/max {spread(pairs)}; higher in "
               f"{sum(x > 1 for x in pairs)} of {len(pairs)}", flush=True)
+    if FIO_AGAIN in runs and rounds >= 5:
+        print(f"  {paired_with_fio(runs)}", flush=True)
     if rounds > 1:
         print(f"  load after each round {' / '.join(f'{x:.1f}' for x in loads)}", flush=True)
     for key, what in (("cpu", "CPU per I/O us"),
