@@ -17,8 +17,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from app.engine import dbload_regroup, shared_regroup
 from app.engine.dbload_reattach import ServerAlongside, tie, waits_for_its_load
-from app.engine.dbload_regroup import rebuild_total
 from app.engine.lock import RunBusy, claim, this_machine
 from app.engine.orchestrator import (
     EventCallback,
@@ -122,10 +122,11 @@ def attach_run(
 
 
 def _rebuild_total(workbench: RunServices, run_id: int) -> int | None:
+    """The TOTAL of a several-client database load or shared-storage sweep, once its last client is stored."""
     try:
-        return rebuild_total(workbench, run_id)
+        return dbload_regroup.rebuild_total(workbench, run_id) or shared_regroup.rebuild_total(workbench, run_id)
     except Exception:   # the clients' runs are stored: a TOTAL that cannot be made must not hide that
-        log.warning("the TOTAL of run %s's several-client load could not be made", run_id, exc_info=True)
+        log.warning("the TOTAL of run %s's several clients could not be made", run_id, exc_info=True)
         return None
 
 

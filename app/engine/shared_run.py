@@ -67,7 +67,7 @@ class SharedOutcome(TogetherOutcome):
     planned_steps: int = 0
 
 
-def _steps(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+def sweep_steps(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The sweep's steps in run order, as the agent runs them."""
     return benches.load(TEST).steps(dict(params))
 
@@ -127,11 +127,11 @@ def run_shared(bench: Any, request: SharedRequest, control: RunControl | None = 
     together = run_together(bench, TEST, hosts, per_host, request.interval, control, passwords, events, on_sample)
     outcome.outcomes, outcome.offsets = together.outcomes, together.offsets
     outcome.error, outcome.started = together.error, together.started
-    steps = _steps(per_host[0])
+    steps = sweep_steps(per_host[0])
     outcome.step_seconds, outcome.gap = float(per_host[0]["runtime"]), float(per_host[0]["gap"])
     outcome.planned_steps = len(steps)
     outcome.seconds = len(steps) * outcome.step_seconds + max(0, len(steps) - 1) * outcome.gap
-    _store_total(bench, request, per_host[0], outcome, outcome.started)
+    store_total(bench, request, per_host[0], outcome, outcome.started)
     return outcome
 
 
@@ -142,9 +142,10 @@ def _client_steps(bench: Any, outcome: SharedOutcome) -> dict[str, list[ClientSt
         if not isinstance(result, RunOutcome):
             continue
         detail = bench.find_run(result.run_id)
-        clock = outcome.offsets.get(host)
-        if detail is None or clock is None:
+        if detail is None:
             continue
+        # a client whose clock could not be read still adds its counts; only its start is not placed
+        clock = outcome.offsets.get(host)
         ops = [r for r in detail.results if r.metric.endswith(".ops") and r.metadata.get("planned") is not None]
         for r in ops:   # O_DIRECT may have been refused on one client and not another
             if r.metadata.get("flags") and r.metadata["flags"] not in outcome.flags:
@@ -154,7 +155,8 @@ def _client_steps(bench: Any, outcome: SharedOutcome) -> dict[str, list[ClientSt
             values = series.get(f"rate.{r.metric}")
             by_step.setdefault(str(r.metadata.get("step")), []).append(ClientStep(
                 host, tuple(values.values) if values else (), int(r.metadata.get("bs") or 0),
-                r.metadata.get("began_first"), float(r.metadata["planned"]), clock.offset, clock.uncertainty,
+                r.metadata.get("began_first") if clock else None, float(r.metadata["planned"]),
+                clock.offset if clock else 0.0, clock.uncertainty if clock else 0.0,
                 _cpu_busy(r.metadata), _number(r.metadata.get("engine_ceiling"))))
     return by_step
 
@@ -174,10 +176,11 @@ def _cpu_busy(meta: Mapping[str, Any]) -> float | None:
     return min(1.0, max(shares)) if shares else None
 
 
-def _store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], outcome: SharedOutcome,
-                 start: float | None) -> None:
+def store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], outcome: SharedOutcome,
+                start: float | None, note: str = "") -> None:
+    """Store the TOTAL run of the clients' stored runs (outcome.total_run_id); note: a warning it carries."""
     by_step = _client_steps(bench, outcome)
-    order = _steps(dict(params, client_index=0))
+    order = sweep_steps(dict(params, client_index=0))
     outcome.steps = [step_total(s["name"], s["clients"], s["threads"], by_step[s["name"]])
                      for s in order if len(by_step.get(s["name"], ())) == s["clients"]]
     outcome.knee = find_knee(outcome.steps) if outcome.steps else None
@@ -199,6 +202,8 @@ def _store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], 
                               "knee": outcome.knee.text if outcome.knee else "no complete step",
                               "offsets": {h: {"offset_s": o.offset, "uncertainty_s": o.uncertainty, "rtt_s": o.rtt}
                                           for h, o in outcome.offsets.items()}}])
+    if note:
+        runs.add_events(run_id, [{"seq": 2, "t": time.time(), "type": "warning", "message": note}])
     for member in [*member_ids, run_id]:
         runs.set_tags(member, [tag])
     failed = [r for r in outcome.outcomes if not (isinstance(r, RunOutcome) and r.status == RunStatus.DONE)]
@@ -214,7 +219,7 @@ def _store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], 
 
 def sweep_end(start: float, params: Mapping[str, Any], steps: Sequence[StepTotal]) -> float | None:
     """The end of the last complete step on the common clock (None: no step completed)."""
-    order = {s["name"]: s["offset"] for s in _steps(dict(params, client_index=0))}
+    order = {s["name"]: s["offset"] for s in sweep_steps(dict(params, client_index=0))}
     ends = [order[s.name] + float(params["runtime"]) for s in steps if s.name in order]
     return start + max(ends) if ends else None
 
@@ -228,7 +233,7 @@ def _total_figures(outcome: SharedOutcome, params: Mapping[str, Any],
     results: list[ResultSample] = []
     series: list[SeriesData] = []
     every = float(params["runtime"]) + float(params["gap"])
-    order = {s["name"]: s["offset"] for s in _steps(dict(params, client_index=0))}
+    order = {s["name"]: s["offset"] for s in sweep_steps(dict(params, client_index=0))}
     for step in outcome.steps:
         meta = {"step": step.name, "clients": step.clients, "threads": step.threads, "total": True,
                 "hosts": sorted(step.per_client_ops), "start_spread_s": step.start_spread,
