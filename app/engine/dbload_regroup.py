@@ -9,10 +9,9 @@ instead of showing none. The database server's monitor, when there was one, is t
 from __future__ import annotations
 
 import logging
-import threading
-from datetime import timedelta
 from typing import Any
 
+from app.engine.client_groups import MAKING, client_runs, has_total, run_params
 from app.engine.dbload_multi import TAG_PREFIX, TEST, DbMultiOutcome, DbMultiRequest, store_total
 from app.engine.dbload_reattach import UNFINISHED, aware, monitor_of, stored_watch
 from app.engine.dbload_watch import record
@@ -21,35 +20,16 @@ from storage.records import RunStatus
 
 log = logging.getLogger(__name__)
 
-NEAR = timedelta(minutes=10)   # the clients start together: their runs are made within seconds of each other
-# the window collects the clients in workers of their own: the last two may end together, one TOTAL is made
-_MAKING = threading.Lock()
-
-
-def _params(run: Any) -> dict[str, Any]:
-    return dict((run.parameters or {}).get("params") or {})
-
 
 def siblings(workbench: Any, run: Any) -> list[Any]:
     """The client runs of `run`'s several-client load (itself included), by client index; [] for a lone load."""
-    params = _params(run)
-    group = str(params.get("group") or "")
-    if run.test != TEST or not params.get("wait_for_start") or not group:
-        return []
-    start = aware(run.started_at)
-    found = [other for other in workbench.store.runs.list(test=TEST, since=start - NEAR, until=start + NEAR)
-             if _params(other).get("wait_for_start") and str(_params(other).get("group") or "") == group]
-    return sorted(found, key=lambda other: int(_params(other).get("client_index") or 0))
-
-
-def _has_total(workbench: Any, group: str) -> bool:
-    return any(run.host_name.startswith("TOTAL ") for run in workbench.store.runs.list(tag=TAG_PREFIX + group))
+    return client_runs(workbench, run, TEST)
 
 
 def rebuild_total(workbench: Any, run_id: int) -> int | None:
     """Once every client run of `run_id`'s group is stored, store their TOTAL (and tie the server's monitor
     to it); its id, or None when it is not time yet, was done before, or `run_id` is not such a client."""
-    with _MAKING:
+    with MAKING:
         return _rebuild(workbench, run_id)
 
 
@@ -60,12 +40,12 @@ def _rebuild(workbench: Any, run_id: int) -> int | None:
     clients = siblings(workbench, detail.run)
     if len(clients) < 2 or any(run.status in UNFINISHED for run in clients):
         return None
-    group = str(_params(detail.run).get("group"))
-    if _has_total(workbench, group):
+    group = str(run_params(detail.run).get("group"))
+    if has_total(workbench, TAG_PREFIX + group):
         return None
     first = clients[0]
     hosts = tuple(run.host_name for run in clients)
-    params = _params(first)
+    params = run_params(first)
     request = DbMultiRequest(hosts=hosts, params=params,
                              interval=float((first.parameters or {}).get("interval") or 1.0))
     outcomes: list[Any] = [RunOutcome(run.id, run.host_name, RunStatus(run.status), run.error or "", 0)

@@ -10,44 +10,19 @@ the offsets measured at the start were lost with the workbench: the TOTAL says s
 from __future__ import annotations
 
 import logging
-import threading
-from datetime import timedelta
 from typing import Any
 
-from app.engine.dbload_reattach import UNFINISHED, aware
+from app.engine.client_groups import MAKING, client_runs, has_total, run_params
+from app.engine.dbload_reattach import UNFINISHED
 from app.engine.orchestrator import RunOutcome
-from app.engine.shared_run import TAG_PREFIX, TEST, SharedOutcome, SharedRequest, store_total, sweep_steps
+from app.engine.shared_run import TAG_PREFIX, TEST, SharedOutcome, SharedRequest, set_timing, store_total
 from remote.clock_offset import ClockOffset
 from storage.records import RunStatus
 
 log = logging.getLogger(__name__)
 
-NEAR = timedelta(minutes=10)   # the clients start together: their runs are made within seconds of each other
-# the window collects the clients in workers of their own: the last two may end together, one TOTAL is made
-_MAKING = threading.Lock()
 NOTE = ("made after the workbench that ran it went away: the clients' clock offsets measured at the start were "
         "lost with it; how far apart the clients started uses the offsets measured when each was collected")
-
-
-def _params(run: Any) -> dict[str, Any]:
-    return dict((run.parameters or {}).get("params") or {})
-
-
-def siblings(workbench: Any, run: Any) -> list[Any]:
-    """The client runs of `run`'s sweep (itself included), by client index; [] for a run that is no client."""
-    params = _params(run)
-    group = str(params.get("group") or "")
-    if run.test != TEST or not params.get("wait_for_start") or not group or params.get("client_index") is None:
-        return []
-    start = aware(run.started_at)
-    found = [other for other in workbench.store.runs.list(test=TEST, since=start - NEAR, until=start + NEAR)
-             if _params(other).get("wait_for_start") and str(_params(other).get("group") or "") == group
-             and _params(other).get("client_index") is not None]
-    return sorted(found, key=lambda other: int(_params(other)["client_index"]))
-
-
-def _has_total(workbench: Any, group: str) -> bool:
-    return any(run.host_name.startswith("TOTAL ") for run in workbench.store.runs.list(tag=TAG_PREFIX + group))
 
 
 def collected_offset(workbench: Any, run: Any) -> ClockOffset | None:
@@ -67,7 +42,7 @@ def collected_offset(workbench: Any, run: Any) -> ClockOffset | None:
 def rebuild_total(workbench: Any, run_id: int) -> int | None:
     """Once every client run of `run_id`'s sweep is stored, store their TOTAL; its id, or None when it is not
     time yet, was done before, or `run_id` is not such a client."""
-    with _MAKING:
+    with MAKING:
         return _rebuild(workbench, run_id)
 
 
@@ -75,21 +50,21 @@ def _rebuild(workbench: Any, run_id: int) -> int | None:
     detail = workbench.store.runs.get(run_id)
     if detail is None:
         return None
-    clients = siblings(workbench, detail.run)
-    params = _params(detail.run)
+    clients = client_runs(workbench, detail.run, TEST)
+    params = run_params(detail.run)
     wanted = max((int(n) for n in params.get("clients") or [1]), default=1)
-    indexes = [int(_params(run)["client_index"]) for run in clients]
+    indexes = [run_params(run).get("client_index") for run in clients]
     # every client the sweep was planned with is stored (the workbench makes them all before any starts)
     if len(clients) < wanted or indexes != list(range(len(clients))):
         return None
     if any(run.status in UNFINISHED for run in clients):
         return None
     group = str(params.get("group"))
-    if _has_total(workbench, group):
+    if has_total(workbench, TAG_PREFIX + group):
         return None
     first = clients[0]
     hosts = tuple(run.host_name for run in clients)
-    base = dict(_params(first), client_index=0, client_name=None)
+    base = dict(run_params(first), client_index=0, client_name=None)
     request = SharedRequest(hosts=hosts, params=base,
                             interval=float((first.parameters or {}).get("interval") or 1.0))
     outcomes: list[Any] = [RunOutcome(run.id, run.host_name, RunStatus(run.status), run.error or "", 0)
@@ -97,10 +72,7 @@ def _rebuild(workbench: Any, run_id: int) -> int | None:
     outcome = SharedOutcome(group, hosts, outcomes)
     outcome.offsets = {run.host_name: offset for run in clients
                        if (offset := collected_offset(workbench, run)) is not None}
-    steps = sweep_steps(base)
-    outcome.step_seconds, outcome.gap = float(base["runtime"]), float(base["gap"])
-    outcome.planned_steps = len(steps)
-    outcome.seconds = len(steps) * outcome.step_seconds + max(0, len(steps) - 1) * outcome.gap
+    steps = set_timing(outcome, base)
     store_total(workbench, request, base, outcome, _start(workbench, clients, outcome, steps), note=NOTE)
     total = outcome.total_run_id
     if total is not None:

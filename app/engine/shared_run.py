@@ -127,12 +127,18 @@ def run_shared(bench: Any, request: SharedRequest, control: RunControl | None = 
     together = run_together(bench, TEST, hosts, per_host, request.interval, control, passwords, events, on_sample)
     outcome.outcomes, outcome.offsets = together.outcomes, together.offsets
     outcome.error, outcome.started = together.error, together.started
-    steps = sweep_steps(per_host[0])
-    outcome.step_seconds, outcome.gap = float(per_host[0]["runtime"]), float(per_host[0]["gap"])
-    outcome.planned_steps = len(steps)
-    outcome.seconds = len(steps) * outcome.step_seconds + max(0, len(steps) - 1) * outcome.gap
+    set_timing(outcome, per_host[0])
     store_total(bench, request, per_host[0], outcome, outcome.started)
     return outcome
+
+
+def set_timing(outcome: SharedOutcome, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The sweep's planned steps and times into `outcome`; the steps, in run order."""
+    steps = sweep_steps(params)
+    outcome.step_seconds, outcome.gap = float(params["runtime"]), float(params["gap"])
+    outcome.planned_steps = len(steps)
+    outcome.seconds = len(steps) * outcome.step_seconds + max(0, len(steps) - 1) * outcome.gap
+    return steps
 
 
 def _client_steps(bench: Any, outcome: SharedOutcome) -> dict[str, list[ClientStep]]:

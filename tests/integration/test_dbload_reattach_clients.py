@@ -4,7 +4,6 @@ made as a run never left would have it: every second the clients' sum, the knee 
 clients' clock offsets were lost with the workbench. Nothing is left: no scratch database, no agent."""
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from storage.db import open_store
 from tests.fixtures.dbload_runs import per_second_by_step
 from tests.fixtures.leftovers import scratch_name
-from tests.fixtures.lost_runs import add_host, benchbay, finish, stopped_after, wait_for  # noqa: F401 - stopped_after: a fixture
+from tests.fixtures.lost_runs import add_host, benchbay, kill_then_attach_clients, stopped_after  # noqa: F401 - stopped_after: a fixture
 from tests.fixtures.postgres import PREFIX as PG_PREFIX
 from tests.fixtures.processes import processes_using
 from tests.integration.test_dbload_ssh import PG_TARGET, _pg_databases, pg_tcp  # noqa: F401 - fixture
@@ -38,18 +37,7 @@ def test_the_total_of_two_clients_is_made_after_both_are_collected(cli_env, ssh_
     proc = benchbay("run", *names, "--test", "dbload", "--interval", "0.5", "--set", "engine=postgresql",
                     "--set", f"target={PG_TARGET}", "--set", "data=scale=1", "--set", "clients=1,2",
                     "--set", "step_seconds=3", "--set", "step_gap=2", "--set", f"database={database}")
-    store = open_store(f"sqlite:///{cli_env['db']}")
-    try:
-        runs = wait_for("both clients' first second of load", lambda: _loading(store), timeout=180, poll=0.2)
-    finally:
-        store.close()
-    proc.send_signal(signal.SIGKILL)
-    assert finish(proc)[0] == -signal.SIGKILL
-    said = []
-    for run in runs:   # the first is followed to its end; the second has ended alone on its host meanwhile
-        code, out, err = finish(benchbay("runs", "attach", str(run.id)), timeout=300)
-        assert code == 0, err
-        said.append(out + err)
+    runs, said = kill_then_attach_clients(cli_env, proc, "both clients' first second of load", _loading)
     assert "TOTAL" not in said[0] and "their TOTAL is run" in said[1], said
     store = open_store(f"sqlite:///{cli_env['db']}")
     try:

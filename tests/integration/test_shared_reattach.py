@@ -5,13 +5,12 @@ and a word that the clients' clock offsets measured at the start were lost with 
 left on the hosts."""
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import pytest
 
 from storage.db import open_store
-from tests.fixtures.lost_runs import add_host, benchbay, finish, stopped_after, wait_for  # noqa: F401 - stopped_after: a fixture
+from tests.fixtures.lost_runs import add_host, benchbay, kill_then_attach_clients, stopped_after  # noqa: F401 - stopped_after: a fixture
 from tests.fixtures.processes import processes_using
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("stopped_after")]
@@ -44,18 +43,7 @@ def test_the_total_of_a_sweep_whose_workbench_was_killed_is_made_once_both_clien
     proc = benchbay("run", *names, "--test", "shared-storage", "--dir", str(shared), "--clients", "1,2",
                     "--threads", "1", "--interval", "0.5", "--set", "runtime=4", "--set", "gap=1",
                     "--set", "bs=4096", "--set", "file_size=1M")
-    store = open_store(f"sqlite:///{cli_env['db']}")
-    try:
-        runs = wait_for("the first client's first second of load", lambda: _sweeping(store), timeout=180, poll=0.2)
-    finally:
-        store.close()
-    proc.send_signal(signal.SIGKILL)
-    assert finish(proc)[0] == -signal.SIGKILL
-    said = []
-    for run in runs:   # the first is followed to its end; the second has ended alone on its host meanwhile
-        code, out, err = finish(benchbay("runs", "attach", str(run.id)), timeout=300)
-        assert code == 0, err
-        said.append(out + err)
+    runs, said = kill_then_attach_clients(cli_env, proc, "the first client's first second of load", _sweeping)
     assert "TOTAL" not in said[0] and "their TOTAL is run" in said[1], said
     store = open_store(f"sqlite:///{cli_env['db']}")
     try:
