@@ -218,8 +218,8 @@ def judge(x: Runs, reference: Runs, higher_is_better: bool) -> Verdict:
         pairs_won = int(math.floor(float(u)))
     else:
         basis = BASIS_FLOOR
-        terms = [(_side_sd(side, logs) ** 2 / side.n, _side_df(side, logs))
-                 for side, logs in ((x, gx), (reference, gr))]
+        terms = [(sd ** 2 / side.n, df) for side, logs in ((x, gx), (reference, gr))
+                 for sd, df in [_side_spread(side, logs)]]
         half = _floor_quantile(terms) * math.sqrt(sum(var for var, _df in terms))
         low, high = point - half, point + half
         # the range is built from the floor already: requiring it to clear the floor once more would ask a
@@ -252,19 +252,15 @@ def _floor_quantile(terms: Sequence[tuple[float, float]]) -> float:
     return float(stats.t.ppf(FLOOR_LEVEL, df))
 
 
-def _side_df(side: Runs, logs: np.ndarray) -> float:
-    """The degrees of freedom of _side_sd: those of its floor, unless the runs' own spread was larger."""
+def _side_spread(side: Runs, logs: np.ndarray) -> tuple[float, float]:
+    """One server's run-to-run spread (sd of log) and its degrees of freedom: the floor widened by its steal
+    (with the floor's degrees of freedom), or what its runs measured when that is larger (two runs' own spread
+    used as it is) or when it has three runs or more."""
     floor = side.floor_log_sd + math.log1p(max(side.steal_percent, 0.0) / 100.0)
-    if side.n < MIN_BOOTSTRAP_RUNS and _log_sd(logs) > floor:
-        return math.inf   # two runs' own spread: used as it is, as before
-    return side.floor_df
-
-
-def _side_sd(side: Runs, logs: np.ndarray) -> float:
-    """One server's run-to-run spread (sd of log): the floor widened by its steal, or what its repeats
-    measured when that is larger."""
-    floor = side.floor_log_sd + math.log1p(max(side.steal_percent, 0.0) / 100.0)
-    return max(floor, _log_sd(logs)) if side.n < MIN_BOOTSTRAP_RUNS else _log_sd(logs)
+    measured = _log_sd(logs)
+    if side.n >= MIN_BOOTSTRAP_RUNS:
+        return measured, side.floor_df
+    return (measured, math.inf) if measured > floor else (floor, side.floor_df)
 
 
 def _settle(x: Runs, reference: Runs, low: float, high: float, noise: float, tie_limit: float) -> str:
