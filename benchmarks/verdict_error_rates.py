@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from app.compare.host_noise import HostSpread, log_sd  # noqa: E402
 from app.compare.metrics import Figure  # noqa: E402
 from app.compare.noise_floors import NoiseFloor  # noqa: E402
-from app.compare.standings import Entry, _runs  # noqa: E402
+from app.compare.standings import Entry, judged_runs  # noqa: E402
 from app.compare.ties import AHEAD, BEHIND, CANT_TELL, FLOOR_LEVEL, FLOOR_Z, TIE, Runs, judge  # noqa: E402
 
 FLOOR = NoiseFloor("cpu:multi", 10.0, 0, 0, "simulation")   # as the shipped cpu:multi floor
@@ -102,7 +102,7 @@ def spread_runs(method: str, value: float, repeats: np.ndarray) -> Runs:
         return Runs((value,), max(floor, spread))
     if method == "t(2) each":
         return Runs((value,), max(floor, spread * float(stats.t.ppf(FLOOR_LEVEL, 2)) / FLOOR_Z))
-    return _runs(Entry(0, "", Figure(value, {}, values=(value,)), host_spread=HostSpread(spread, len(repeats))),
+    return judged_runs(Entry(0, "", Figure(value, {}, values=(value,)), host_spread=HostSpread(spread, len(repeats))),
                  FLOOR.key)
 
 

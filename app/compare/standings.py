@@ -72,9 +72,10 @@ class Column:
     best: int | None             # the row starred best: complete and ahead of every other complete row
 
 
-def _runs(entry: Entry, key: str) -> Runs:
-    # the host's own repeats stand in for the floor where they varied more (with the few degrees of freedom
-    # they were measured with), never narrow it: three runs can agree closely by chance
+def judged_runs(entry: Entry, key: str) -> Runs:
+    """What a verdict knows of `entry`'s figure `key`. The host's own repeats stand in for the figure's floor
+    where they varied more (with the few degrees of freedom they were measured with), never narrow it: three
+    runs can agree closely by chance."""
     floor = floor_for(base_key(key)).log_sd
     spread = entry.host_spread
     if spread is not None and spread.log_sd > floor:
@@ -130,7 +131,7 @@ def judge_column(item: Metric, entries: Sequence[Entry], base_index: int | None)
             judged[entry.index] = Judged(Verdict(CANT_TELL, None, None, None, _basis(entry), unlike),
                                          reference.label, base is not None)
             continue
-        found = judge(_runs(entry, item.key), _runs(reference, item.key), higher)
+        found = judge(judged_runs(entry, item.key), judged_runs(reference, item.key), higher)
         judged[entry.index] = Judged(found, reference.label, base is not None)
     return Column(judged, _best(item, complete, leader, reference, judged))
 
@@ -149,7 +150,7 @@ def _best(item: Metric, complete: Sequence[Entry], leader: Entry | None, referen
             continue
         if _unlike(entry, leader, item.key):
             return None
-        if judge(_runs(leader, item.key), _runs(entry, item.key), item.higher_is_better).kind != AHEAD:
+        if judge(judged_runs(leader, item.key), judged_runs(entry, item.key), item.higher_is_better).kind != AHEAD:
             return None
     return leader.index
 

@@ -10,7 +10,7 @@ from scipy.stats import norm, t
 
 from app.compare.host_noise import HostSpread, log_sd
 from app.compare.metrics import Figure
-from app.compare.standings import Entry, _runs
+from app.compare.standings import Entry, judged_runs
 from app.compare.ties import BEHIND, CANT_TELL, FLOOR_LEVEL, FLOOR_Z, Runs, judge
 
 P99_FLOOR = math.sqrt(math.log1p(0.856 ** 2))   # disk:randread_4k.lat_p99's floor, 85.6 % rsd
@@ -61,13 +61,13 @@ def test_half_a_cpu_is_still_behind_a_whole_one_from_single_runs(runs) -> None:
     # a whole CPU whose three repeats agreed within 2 %, 7 %, or one of them 12 % low (a busy machine: this
     # was can't tell while the host's spread was widened by t(2) on its own), or spread ±12 %: a lone
     # half-CPU run (2x) is behind
-    whole = _runs(_entry(100.0, HostSpread(log_sd(runs), len(runs))), "cpu:single")
-    half = _runs(_entry(50.0, HostSpread(log_sd([50.0, 49.0, 51.5]), 3)), "cpu:single")
+    whole = judged_runs(_entry(100.0, HostSpread(log_sd(runs), len(runs))), "cpu:single")
+    half = judged_runs(_entry(50.0, HostSpread(log_sd([50.0, 49.0, 51.5]), 3)), "cpu:single")
     assert judge(half, whole, True).kind == BEHIND
 
 
 def test_a_host_spread_below_the_floor_never_narrows_it() -> None:
-    narrow = _runs(_entry(100.0, HostSpread(0.001, 3)), "cpu:single")
+    narrow = judged_runs(_entry(100.0, HostSpread(0.001, 3)), "cpu:single")
     assert narrow.floor_log_sd == pytest.approx(CPU_FLOOR, rel=0.05) and math.isinf(narrow.floor_df)
-    wide = _runs(_entry(100.0, HostSpread(0.3, 3)), "cpu:single")
+    wide = judged_runs(_entry(100.0, HostSpread(0.3, 3)), "cpu:single")
     assert wide.floor_log_sd == 0.3 and wide.floor_df == 2
