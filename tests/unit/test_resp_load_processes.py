@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from remote.agent import resp_load
+from remote.agent import common, dns_fanout, resp_load
 
 
 @pytest.fixture
 def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(resp_load.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: {0, 1})
 
 
 def test_a_server_on_the_same_two_cores_keeps_one_for_itself(two_cpus: None) -> None:
@@ -38,3 +38,14 @@ def test_the_hosts_own_addresses_are_local() -> None:
     assert resp_load.is_local("127.0.0.1") and resp_load.is_local("localhost")
     assert not resp_load.is_local("192.0.2.1")   # TEST-NET-1: never an address of this host
     assert not resp_load.is_local("no-such-host.invalid")
+
+
+def test_the_cpus_counted_are_the_ones_the_load_may_run_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `taskset -c 0` or a container's cpuset on an 8-core machine: workers beyond one CPU only compete
+    monkeypatch.setattr(common.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: {0})
+    assert resp_load.process_count(50, pipeline=16, local=False) == 1
+    assert dns_fanout.default_processes() == 1
+    monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert resp_load.process_count(50, pipeline=16, local=False) == 4
+    assert dns_fanout.default_processes() == 2
