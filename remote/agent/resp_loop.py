@@ -38,6 +38,7 @@ from .resp_conn import (  # noqa: F401 - Conn, connect, value_of, write_all, buc
     value_of,
     write_all,
 )
+from .resp_keys import KeyDraws
 from .resp_wire import replies
 
 
@@ -49,7 +50,9 @@ class Loop:
         self.by_fd = dict(conns)
         self.t0 = t0
         self.out_fd = out_fd
-        self.rnd = random.Random(seed).random
+        rng = random.Random(seed)
+        self.rnd = rng.random
+        self.draws = KeyDraws(rng, int(cfg["keyspace"]))   # a pipelined batch's keys
         self.keyspace = int(cfg["keyspace"])
         self.get_ratio = float(cfg["get_ratio"])
         self.depth = max(1, int(cfg["pipeline"]))
@@ -112,8 +115,7 @@ class Loop:
             data = b"".join(parts)
         elif self.pure:
             depth = self.depth
-            data = self.batch_t % (int(rnd() * keyspace) if depth == 1 else
-                                   tuple([int(rnd() * keyspace) for _ in range(depth)]))
+            data = self.batch_t % (int(rnd() * keyspace) if depth == 1 else self.draws.take(depth))
             conn.kinds, conn.expected, conn.gets = self.batch_kinds, self.batch_expected, self.batch_gets
         else:
             get_ratio, get_t, set_t = self.get_ratio, self.get_t, self.set_t

@@ -79,7 +79,8 @@ def single_pure(loop: Any, conn: Conn, view: memoryview, parent: int) -> Optiona
     boundary = t0 + 1
     index = -1
     hist, ops = {}, [0, 0]   # type: Dict[int, int], List[int]
-    data = template % (int(rnd() * keyspace) if depth == 1 else tuple([int(rnd() * keyspace) for _ in range(depth)]))
+    take = loop.draws.take
+    data = template % (int(rnd() * keyspace) if depth == 1 else take(depth))
     while True:
         sent_at = perf()   # from the write, as redis-benchmark counts: not the batch's making
         try:
@@ -90,8 +91,7 @@ def single_pure(loop: Any, conn: Conn, view: memoryview, parent: int) -> Optiona
         else:
             # the next batch is made while the server answers this one: off the round trip (3 µs of a batch of
             # 16 GETs' ~50, which a lone connection waits for)
-            data = template % (int(rnd() * keyspace) if depth == 1 else
-                               tuple([int(rnd() * keyspace) for _ in range(depth)]))
+            data = template % (int(rnd() * keyspace) if depth == 1 else take(depth))
             while True:   # the replies, or a wake-up (SO_RCVTIMEO) for the per-second lines
                 try:
                     got = view[:recv_into(view)].tobytes()
