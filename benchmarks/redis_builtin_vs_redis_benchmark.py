@@ -23,7 +23,7 @@ its own, as it has on a database host; unpinned, server and tool take turns on w
 the latencies hold those turns.
 
 --link-delay-ms D puts the server D ms of round trip away, as a database host across a network is from the
-client hosts that load it (the issue's set-up): both tools connect through a relay on loopback that holds every
+client hosts that load it (the dbload test's set-up): both tools connect through a relay on loopback that holds every
 byte D/2 each way (benchmarks/tcp_delay.py; this machine's kernel has no netem), the server's CPU is read
 directly. On loopback a round trip takes some 70-130 µs here, of the size of a client's own wake-up and read, so a
 Python client's extra microseconds per reply decide a one-connection latency; across a link they are noise
@@ -286,7 +286,12 @@ def main() -> int:
         pid, pinned = pin_server(base)
         print(f"redis-server (pid {pid}) pinned to CPU {min(os.sched_getaffinity(pid))}, the tools to CPUs "
               + ",".join(str(c) for c in sorted(os.sched_getaffinity(0))))
-    resp_load.fill(dict(base))
+    try:
+        resp_load.fill(dict(base))
+    except BaseException:
+        if pinned:
+            unpin_server(pinned)
+        raise
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))   # the keys are deleted on a kill too
     rows = []
     link = contextlib.ExitStack()
