@@ -13,7 +13,7 @@ from remote.agent.resp_keys import KeyDraws
 
 def test_keys_are_in_the_keyspace_and_cover_it_evenly() -> None:
     draws = KeyDraws(random.Random(7), 1000)
-    keys = [k for _ in range(20_000) for k in draws.take(16)]    # 320,000 keys: five bulk draws
+    keys = [k for _ in range(20_000) for k in draws.take(16)]    # 320,000 keys: many bulk draws
     assert min(keys) >= 0 and max(keys) < 1000
     counts = Counter(keys)
     assert len(counts) == 1000
