@@ -97,17 +97,6 @@ def read_private(collector: Collector, path: str, fact: str) -> Optional[str]:
     return text.strip() or None
 
 
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity: `taskset`, a container's cpuset), else the machine's:
-    a load generator that forks a worker per CPU of the machine where it may use one only competes with itself."""
-    if hasattr(os, "sched_getaffinity"):
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except OSError:
-            pass
-    return os.cpu_count() or 1
-
-
 def which(name: str) -> Optional[str]:
     """Like `command -v`, but also looks where admin tools live when PATH lacks the sbin dirs."""
     dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]

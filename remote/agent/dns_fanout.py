@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401 - some only in type comments
 
 from . import dns_replay, dns_stats, dns_wire
-from .common import usable_cpus
+from .tool_cpu import whole_cpus
 
 _LEN = struct.Struct(">I")
 
@@ -157,8 +157,8 @@ def _merged(shares: Sequence[Share], prepared: Any) -> dns_stats.Columns:
 def default_processes() -> int:
     """Two senders (dnsperf runs a sender and a receiver thread) where a core is left for everything else: on
     a 2-core host a second sender only competes with the first (and with a resolver on the same host). The cores
-    are the ones this process may run on."""
-    return max(1, min(2, usable_cpus() - 1))
+    are the ones this process may run on (tool_cpu.usable_cpus)."""
+    return max(1, min(2, whole_cpus() - 1))
 
 
 def measure(resolver: Tuple[str, int], queries: Sequence[Tuple[str, str]], window: int = 100, timeout: float = 5.0,

@@ -17,9 +17,9 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
 
 from . import resp_loop, resp_wire
-from .common import usable_cpus
 from .resp_hist import LatencyHistogram
 from .resp_loop import value_of
+from .tool_cpu import whole_cpus
 
 OPS = ("get", "set")
 READY_TIMEOUT = 60.0      # seconds for every worker to connect its clients
@@ -36,14 +36,14 @@ def key_of(prefix: bytes, index: int) -> bytes:
 
 def process_count(clients: int, wanted: int = 0, pipeline: int = 1, local: bool = False) -> int:
     """Worker processes for `clients` connections: `wanted` if given, else one per CPU the load may run on (its
-    affinity, not the machine's count), as long as there is work for them: never more than there are
+    affinity or CPU quota, not the machine's count), as long as there is work for them: never more than there are
     connections, and one while few requests are in flight at once (clients x pipeline up to FEW_IN_FLIGHT: each
     waits on round trips, not on the worker's CPU).
     A server on this host (`local`) keeps a CPU of its own: a single-threaded redis-server time-shared with two
     busy workers on two cores served 0.79 of the rate redis-benchmark's one thread got from it."""
     if wanted:
         return max(1, min(clients, wanted))
-    cpus = usable_cpus()
+    cpus = whole_cpus()
     if local:
         cpus -= 1
     if clients * max(1, pipeline) <= FEW_IN_FLIGHT:

@@ -6,6 +6,7 @@ generator's workers): their utime+stime from /proc/<pid>/stat, the ones already 
 cutime+cstime, so each tick is counted once, whether the process lives or has ended. The CPUs they could use
 are this process's affinity, held lower by a CPU quota (cgroup v1 cfs_quota_us, v2 cpu.max) where one is set.
 """
+import math
 import os
 import time
 from typing import Callable, Dict, List, Optional, Tuple  # noqa: F401 - some only in type comments
@@ -147,6 +148,12 @@ def usable_cpus(proc: str = "/proc", cgroup_root: str = client_sync.CGROUP_ROOT)
     where = client_sync._quota_dir(proc, cgroup_root)
     quota = _quota(where) if where is not None else None
     return min(cpus, quota) if quota is not None else cpus
+
+
+def whole_cpus() -> int:
+    """usable_cpus() rounded up: how many of this process's workers can run at once. A load generator that forks
+    a worker per CPU of the machine where it may use one only competes with itself."""
+    return max(1, int(math.ceil(usable_cpus())))
 
 
 def snapshot(pid: Optional[int] = None, proc: str = "/proc",

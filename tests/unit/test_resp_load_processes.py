@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from remote.agent import common, dns_fanout, resp_load
+from remote.agent import client_sync, dns_fanout, resp_load, tool_cpu
+
+
+@pytest.fixture(autouse=True)
+def no_quota(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's own cgroup quota, if any, stays out of these counts."""
+    monkeypatch.setattr(client_sync, "_quota_dir", lambda proc, root: None)
 
 
 @pytest.fixture
 def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(tool_cpu.os, "sched_getaffinity", lambda pid: {0, 1})
 
 
 def test_a_server_on_the_same_two_cores_keeps_one_for_itself(two_cpus: None) -> None:
@@ -42,10 +48,14 @@ def test_the_hosts_own_addresses_are_local() -> None:
 
 def test_the_cpus_counted_are_the_ones_the_load_may_run_on(monkeypatch: pytest.MonkeyPatch) -> None:
     # `taskset -c 0` or a container's cpuset on an 8-core machine: workers beyond one CPU only compete
-    monkeypatch.setattr(common.os, "cpu_count", lambda: 8)
-    monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: {0})
+    monkeypatch.setattr(tool_cpu.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(tool_cpu.os, "sched_getaffinity", lambda pid: {0})
     assert resp_load.process_count(50, pipeline=16, local=False) == 1
     assert dns_fanout.default_processes() == 1
-    monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(tool_cpu.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     assert resp_load.process_count(50, pipeline=16, local=False) == 4
     assert dns_fanout.default_processes() == 2
+    # a CPU quota of 1.5 CPUs over those 4: two workers can run at once
+    monkeypatch.setattr(tool_cpu, "usable_cpus", lambda: 1.5)
+    assert resp_load.process_count(50, pipeline=16, local=False) == 2
+    assert dns_fanout.default_processes() == 1
