@@ -26,12 +26,10 @@ class Relay:
         self.listen, self.upstream, self.delay = listen, upstream, delay
         # select, not epoll: epoll waits whole milliseconds, which would add up to one to every delay
         self.readers: set[socket.socket] = {listen}
-        self.peer: dict[int, socket.socket] = {}         # fd -> the socket its bytes go to
-        self.socks: dict[int, socket.socket] = {}
-        # (when, socket to write to, bytes or None for a close): the socket, not its number, which a closed
-        # connection's successor may get
+        self.peer: dict[socket.socket, socket.socket] = {}     # each open socket -> the one its bytes go to
+        # (when, socket to write to, bytes or None for a close)
         self.due: collections.deque = collections.deque()
-        self.backlog: dict[int, bytearray] = {}           # fd -> bytes its socket would not take yet
+        self.backlog: dict[socket.socket, bytearray] = {}     # bytes a socket would not take yet
 
     def accept(self) -> None:
         client, _ = self.listen.accept()
@@ -39,13 +37,12 @@ class Relay:
         for sock in (client, server):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setblocking(False)
-            self.socks[sock.fileno()] = sock
             self.readers.add(sock)
-        self.peer[client.fileno()], self.peer[server.fileno()] = server, client
+        self.peer[client], self.peer[server] = server, client
 
-    def read(self, fd: int) -> None:
-        sock, when = self.socks.get(fd), time.monotonic() + self.delay
-        if sock is None:
+    def read(self, sock: socket.socket) -> None:
+        to, when = self.peer.get(sock), time.monotonic() + self.delay
+        if to is None:      # closed meanwhile
             return
         try:
             data = sock.recv(READ_BYTES)
@@ -53,7 +50,6 @@ class Relay:
             return
         except OSError:
             data = b""
-        to = self.peer[fd]
         if data:
             self.due.append((when, to, data))
         else:     # its side closed: the other side is closed once what was read before has left
@@ -61,13 +57,12 @@ class Relay:
             self.due.append((when, to, None))
 
     def write(self, sock: socket.socket, data: bytes | None) -> None:
-        fd = sock.fileno()
-        if fd < 0:      # closed meanwhile
+        if sock not in self.peer:      # closed meanwhile
             return
         if data is None:
-            self.close(fd)
+            self.close(sock)
             return
-        pending = self.backlog.get(fd)
+        pending = self.backlog.get(sock)
         if pending is not None:        # bytes already wait: these go behind them
             pending += data
             return
@@ -76,49 +71,46 @@ class Relay:
         except BlockingIOError:
             sent = 0
         except OSError:
-            self.close(fd)
+            self.close(sock)
             return
         if sent < len(data):
-            self.backlog[fd] = bytearray(data[sent:])
+            self.backlog[sock] = bytearray(data[sent:])
 
-    def drain(self, fd: int) -> None:
-        sock, pending = self.socks.get(fd), self.backlog.get(fd)
-        if sock is None or pending is None:
+    def drain(self, sock: socket.socket) -> None:
+        pending = self.backlog.get(sock)
+        if pending is None:
             return
         try:
             sent = sock.send(pending)
         except BlockingIOError:
             return
         except OSError:
-            self.close(fd)
+            self.close(sock)
             return
         del pending[:sent]
         if not pending:
-            del self.backlog[fd]
+            del self.backlog[sock]
 
-    def close(self, fd: int) -> None:
-        other = self.peer.pop(fd, None)
-        both = [fd] + ([other.fileno()] if other is not None and other.fileno() >= 0 else [])
-        for one in both:
+    def close(self, sock: socket.socket) -> None:
+        """Both ends of a relayed connection."""
+        other = self.peer.get(sock)
+        for one in (sock, other) if other is not None else (sock,):
             self.peer.pop(one, None)
             self.backlog.pop(one, None)
-            sock = self.socks.pop(one, None)
-            if sock is not None:
-                self.readers.discard(sock)
-                sock.close()
+            self.readers.discard(one)
+            one.close()
 
     def run(self) -> None:
         while True:
             timeout = max(0.0, self.due[0][0] - time.monotonic()) if self.due else None
-            writers = [self.socks[fd] for fd in self.backlog]
-            readable, writable, _ = select.select(list(self.readers), writers, [], timeout)
+            readable, writable, _ = select.select(list(self.readers), list(self.backlog), [], timeout)
             for sock in writable:
-                self.drain(sock.fileno())
+                self.drain(sock)
             for sock in readable:
                 if sock is self.listen:
                     self.accept()
                 else:
-                    self.read(sock.fileno())
+                    self.read(sock)
             now = time.monotonic()
             while self.due and self.due[0][0] <= now:
                 _when, sock, data = self.due.popleft()
