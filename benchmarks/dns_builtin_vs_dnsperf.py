@@ -1,7 +1,7 @@
 """The dns test's built-in engine against dnsperf: same Unbound, same query list, same load.
 
     python benchmarks/dns_builtin_vs_dnsperf.py [--seconds 2] [--slices 5] [--in-flight 100] [--rate 2000]
-                                                [--rounds 3] [--processes N] [--read-stamps]
+                                                [--rounds 3] [--processes N] [--kernel-stamps]
                                                 [--link-delay-ms D]
 
 Starts the test suite's resolvers on loopback (tests/fixtures/dns_servers.py: NSD serving bench.test.,
@@ -23,10 +23,10 @@ first), so that a change in the machine's load hits both alike; a round's figure
   busy machine a p99 is the resolver's and the client's worst scheduling delays of those seconds: measured
   one after the other, the two engines' tails are of different moments and disagree by tens of percent
   either way whatever their timing. dnsperf stamps a query just before its sendto and an answer just after
-  its recv (a thread waiting in poll); the built-in engine stamps just before its send and takes the
-  kernel's receive time of the answer (SO_TIMESTAMPNS), so the client's own wake-up is in dnsperf's
-  latencies only. --read-stamps times the built-in engine's answers at the read instead, to show how much
-  the client's own delays weigh.
+  its recv (a thread waiting in poll); the built-in engine, as the dns test runs it by default, stamps just
+  before its send and just after its recv. --kernel-stamps times its answers with the kernel's receive time
+  (SO_TIMESTAMPNS, the test's stamps=kernel) instead, which leaves the client's own wake-up and read out: to
+  show how much they weigh.
 
 --link-delay-ms D puts the resolver side (NSD, the odd authority, the blackhole, Unbound) in a private network
 namespace D ms of round trip away from the clients, which run in another (benchmarks/dns_link.py: a veth pair,
@@ -54,7 +54,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import dns_link, dns_rig  # noqa: E402
-from remote.agent import dns_clock, dns_dnsperf, dns_fanout, dns_replay, dns_stats  # noqa: E402
+from remote.agent import dns_dnsperf, dns_fanout, dns_replay, dns_stats  # noqa: E402
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -63,11 +63,12 @@ def percentile(values: list[float], pct: float) -> float:
 
 
 def builtin(address: str, port: int, prepared: dns_replay.Prepared, seconds: float, window: int,
-            rate: float | None) -> dict:
+            rate: float | None, kernel_stamps: bool = False) -> dict:
     # at a rate: that many queries; at most: far more than one core sends in the time, cut by `seconds`
     total = int(rate * seconds) if rate else int(seconds * 1_000_000)
     lanes = dns_replay.replay([(address, port)], prepared, window=window, rate=rate, timeouts=(3.0,),
-                              tcp_fallback=False, total=total, seconds=None if rate else seconds)
+                              tcp_fallback=False, total=total, seconds=None if rate else seconds,
+                              kernel_stamps=kernel_stamps)
     lane = lanes[0]
     figures = dns_stats.summarise(lane.columns(), max(lane.end - lane.start, 1e-6))
     return {"qps": figures["qps"], "p50": figures.get("p50_ms"), "p99": figures.get("p99_ms"),
@@ -132,34 +133,20 @@ def dnsperf(path: str, address: str, port: int, data: str, seconds: float, windo
 
 
 def together(path: str, address: str, port: int, data: str, prepared: dns_replay.Prepared, seconds: float,
-             window: int, rate: float, scratch: Path) -> tuple[dict, dict]:
+             window: int, rate: float, scratch: Path, kernel_stamps: bool) -> tuple[dict, dict]:
     """Both engines at rate/2 each over the same seconds: the same resolver stalls and machine load in both."""
     out_path = scratch / "dnsperf-v.txt"
     with open(out_path, "wb") as out:
         proc = subprocess.Popen(dnsperf_argv(path, address, port, data, seconds, window, rate / 2, True),
                                 stdout=out, stderr=subprocess.STDOUT)
         try:
-            mine = builtin(address, port, prepared, seconds, window, rate / 2)
+            mine = builtin(address, port, prepared, seconds, window, rate / 2, kernel_stamps)
             proc.wait(timeout=seconds + 60)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
     return mine, dnsperf_figures(out_path.read_text("utf-8", "replace"), address, port)
-
-
-@contextlib.contextmanager
-def read_stamps(on: bool):
-    """The built-in engine without the kernel's receive stamps (answers timed at the read), for comparison."""
-    if not on:
-        yield
-        return
-    enable = dns_clock.enable
-    dns_clock.enable = lambda sock: False
-    try:
-        yield
-    finally:
-        dns_clock.enable = enable
 
 
 def spread(values: list[float]) -> str:
@@ -194,8 +181,8 @@ def main() -> int:
                         help="Unbound alone on CPU 0, the clients (this process, dnsperf, the senders) on the others")
     parser.add_argument("--link-delay-ms", type=float, default=None, metavar="D",
                         help="the resolver side in a namespace of its own, D ms of round trip away (needs root)")
-    parser.add_argument("--read-stamps", action="store_true",
-                        help="time the built-in engine's answers at the read, not with the kernel's receive time")
+    parser.add_argument("--kernel-stamps", action="store_true",
+                        help="time the built-in engine's answers with the kernel's receive time, not at the read")
     args = parser.parse_args()
     path = dns_dnsperf.find()
     if path is None or not shutil.which("unbound") and not os.access("/usr/sbin/unbound", os.X_OK):
@@ -219,7 +206,7 @@ def main() -> int:
             dns_rig.pin(os.getpid(), set(cpus[1:]))
         builtin(address, port, prepared, 5.0, 50, None)     # Unbound's cache filled: both engines meet it warm
         load_before = dns_rig.load()
-        stamping = "at the read" if args.read_stamps else "kernel receive time"
+        stamping = "kernel receive time" if args.kernel_stamps else "at the read"
         print(f"Unbound {address}:{port} {where} (one thread), {len(queries)} names (cached), dnsperf {version}, "
               f"{args.slices} pairs of {args.seconds:g} s measurements per round, {args.in_flight} in flight, "
               f"built-in max mode over {args.processes} process(es), answers timed at the read; at a rate, "
@@ -232,20 +219,20 @@ def main() -> int:
             for slice_ in range(args.slices):
                 order = ("builtin", "dnsperf") if (round_ + slice_) % 2 else ("dnsperf", "builtin")
                 found: dict[tuple[str, str], dict] = {}
-                with read_stamps(args.read_stamps):
-                    for engine in order:
-                        relay0 = dns_rig.cpu_seconds(relay_pid) if relay_pid else 0.0
-                        if engine == "builtin":
-                            found[("max", engine)] = builtin_max(address, port, prepared, args.seconds,
-                                                                 args.in_flight, args.processes, pid)
-                        else:
-                            found[("max", engine)] = dnsperf_max(path, address, port, data, args.seconds,
-                                                                 args.in_flight, pid)
-                        # the relay's share: what says whether it, not an engine, held the rate down
-                        found[("max", engine)]["relay_cores"] = (
-                            (dns_rig.cpu_seconds(relay_pid) - relay0) / args.seconds if relay_pid else 0.0)
-                    found[("rate", "builtin")], found[("rate", "dnsperf")] = together(
-                        path, address, port, data, prepared, args.seconds, args.in_flight, args.rate, root)
+                for engine in order:
+                    relay0 = dns_rig.cpu_seconds(relay_pid) if relay_pid else 0.0
+                    if engine == "builtin":
+                        found[("max", engine)] = builtin_max(address, port, prepared, args.seconds,
+                                                             args.in_flight, args.processes, pid)
+                    else:
+                        found[("max", engine)] = dnsperf_max(path, address, port, data, args.seconds,
+                                                             args.in_flight, pid)
+                    # the relay's share: what says whether it, not an engine, held the rate down
+                    found[("max", engine)]["relay_cores"] = (
+                        (dns_rig.cpu_seconds(relay_pid) - relay0) / args.seconds if relay_pid else 0.0)
+                found[("rate", "builtin")], found[("rate", "dnsperf")] = together(
+                    path, address, port, data, prepared, args.seconds, args.in_flight, args.rate, root,
+                    args.kernel_stamps)
                 pairs.append(found)
             figures = round_figures(pairs)
             figures["load"] = dns_rig.load()

@@ -28,6 +28,8 @@ from widgets.test_forms_data import TestForm
 PASSES = (("cold,warm", "cold, then warm"), ("cold", "cold only"), ("warm", "warm only"))
 ORDERS = (("sequential", "one resolver after the other"), ("interleaved", "all resolvers at once"))
 MODES = (("replay", "replay, as a stub resolver"), ("max", "maximum throughput (dnsperf where installed)"))
+STAMPS = (("read", "when read, as dnsperf does"),
+          ("kernel", "kernel receive time (leaves the host's read delay out)"))
 FORMATS = (("auto", "tell from the file"), ("dnsperf", "dnsperf: name TYPE"), ("names", "names (type A)"),
            ("bindlog", "BIND query log"), ("squid", "Squid access.log"))
 
@@ -93,6 +95,10 @@ class DnsForm(QWidget):
         self.tcp_fallback = QCheckBox("Ask again over TCP when an answer is truncated")
         self.tcp_fallback.setObjectName("dnsTcpCheck")
         self.tcp_fallback.setChecked(bool(default("tcp_fallback")))
+        self.stamps = _combo("dnsStampsCombo", STAMPS, str(default("stamps")))
+        self.stamps.setToolTip("When an answer counts as arrived. When read: the time a stub library (and dnsperf) "
+                               "sees, the host's own delay in reading it included. Kernel receive time (Linux): "
+                               "the resolver's and the network's time alone")
         self.duration = QDoubleSpinBox()
         self.duration.setObjectName("dnsDurationSpin")
         self.duration.setRange(float(test.param("duration").low or 1), float(test.param("duration").high or 3600))
@@ -110,6 +116,7 @@ class DnsForm(QWidget):
         form.addRow("Rate limit:", self.rate)
         form.addRow("Stub waits (s):", self.timeouts)
         form.addRow("", self.tcp_fallback)
+        form.addRow("Answers timed:", self.stamps)
         form.addRow("Mode:", self.mode)
         form.addRow("Max mode runs:", self.duration)
         note = QLabel("The names go only to the resolvers named here. The slowest names and the timeouts are "
@@ -119,7 +126,7 @@ class DnsForm(QWidget):
         form.addRow("", note)
         for edit in (self.resolvers, self.queries, self.timeouts):
             edit.textChanged.connect(lambda _t: self.changed.emit())
-        for combo in (self.query_format, self.passes, self.order, self.mode):
+        for combo in (self.query_format, self.passes, self.order, self.mode, self.stamps):
             combo.currentIndexChanged.connect(lambda _i: self._mode_changed())
         for spin in (self.in_flight, self.limit, self.rate, self.duration):
             spin.valueChanged.connect(lambda _v: self.changed.emit())
@@ -133,7 +140,7 @@ class DnsForm(QWidget):
 
     def _mode_changed(self) -> None:
         replay = self.mode.currentData() == "replay"
-        for widget in (self.passes, self.order, self.timeouts, self.tcp_fallback):
+        for widget in (self.passes, self.order, self.timeouts, self.tcp_fallback, self.stamps):
             widget.setEnabled(replay)
         self.duration.setEnabled(not replay)
         self.changed.emit()
@@ -147,5 +154,5 @@ class DnsForm(QWidget):
             params["duration"] = self.duration.value()
         else:
             params.update(passes=self.passes.currentData(), order=self.order.currentData(),
-                          tcp_fallback=self.tcp_fallback.isChecked())
+                          tcp_fallback=self.tcp_fallback.isChecked(), stamps=self.stamps.currentData())
         return params

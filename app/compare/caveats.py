@@ -15,6 +15,7 @@ from app.catalogue.caveats import CaveatHit, CaveatRule, compare_hits, warnings_
 from app.compare.metrics import METRICS
 from app.summary.base import result_field, run_evidence
 from app.summary.disk_cpu import engine_text, version_differences
+from app.summary.dns import stamps_text
 
 
 @dataclass(frozen=True)
@@ -95,13 +96,16 @@ def _dns_differences(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
     """DNS figures sent by different engines or from different query lists (the runs' first resolver's pass)."""
     out: list[Caveat] = []
     for key, tag, what in (("engine", "engines differ", "with different engines"),
-                           ("source", "query lists differ", "from different query lists")):
+                           ("source", "query lists differ", "from different query lists"),
+                           ("stamps", "answers timed differently", "with answers timed differently")):
         found: dict[str, list[str]] = {}
         for label, results in rows:
             meta = next((_meta(r) for r in results if result_field(r, "test") == "dns"), None)
-            if meta is not None:
-                value = engine_text(meta) if key == "engine" else str(meta.get(key) or "?")
-                found.setdefault(value, []).append(label)
+            if meta is None or key == "stamps" and not stamps_text(meta):
+                continue    # a run stored before it said how it timed its answers: nothing to set against
+            value = (engine_text(meta) if key == "engine" else
+                     stamps_text(meta) if key == "stamps" else str(meta.get(key) or "?"))
+            found.setdefault(value, []).append(label)
         if len(found) > 1:
             groups = "; ".join(f"{value} on {', '.join(labels)}" for value, labels in found.items())
             out.append(Caveat(tag, f"DNS figures measured {what} ({groups}).", _keys("dns")))

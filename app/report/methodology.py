@@ -181,7 +181,8 @@ def dns_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[str
         return [f"Query list: {source}. For maximum throughput it was sent in a loop to each resolver ({who}) for "
                 f"{_seconds(params.get('duration') or meta.get('duration') or 0)}, "
                 f"{meta.get('in_flight') or params.get('in_flight')} queries in flight, no resend, "
-                f"by {engine_text(meta) or 'the built-in engine'}."]
+                f"by {engine_text(meta) or 'the built-in engine'}"
+                + (", each answer timed when read" if meta.get("stamps") == "read" else "") + "."]
     order = params.get("order") or meta.get("order") or "sequential"
     passes = str(params.get("passes") or "cold,warm").replace(",", " then ")
     rate = params.get("rate") or meta.get("rate")
@@ -195,8 +196,16 @@ def dns_sentences(params: Mapping[str, Any], results: Sequence[Any]) -> list[str
            "(a resend after each but the last), then a timeout; "
            + ("a truncated answer was asked again over TCP" if params.get("tcp_fallback", True)
               else "a truncated answer was taken as it was")
-           + ". Latencies run from the first send and cover answered queries only; timeouts are counted apart."]
+           + ". Latencies run from the first send" + _timed(meta)
+           + " and cover answered queries only; timeouts are counted apart."]
     return out
+
+
+def _timed(meta: Mapping[str, Any]) -> str:
+    """How the run timed its answers, said after "from the first send"; nothing for a run stored before it said."""
+    return {"read": " to the answer's read, as dnsperf times them,",
+            "kernel": " to the answer's arrival as the host's kernel stamped it (the host's own delay in reading it "
+                      "left out),"}.get(str(meta.get("stamps") or ""), "")
 
 
 def engine_of(run: RunRecord, results: Sequence[Any]) -> str:

@@ -87,6 +87,15 @@ def _slow_text(entry: dict[str, Any]) -> str:
     return f"{entry.get('name')} {entry.get('type') or ''} {when}{tail}{via}".replace("  ", " ")
 
 
+STAMPS_TEXT = {"read": "answers timed when read, as dnsperf does",
+               "kernel": "answers timed at the kernel's receive time (the host's own read delay left out)"}
+
+
+def stamps_text(meta: dict[str, Any]) -> str:
+    """How a run timed its answers; empty for a run stored before it said so."""
+    return STAMPS_TEXT.get(str(meta.get("stamps") or ""), "")
+
+
 def dns_lines(results: Iterable[Any], shown: int = SLOWEST_SHOWN) -> list[str]:
     """The list and how it was sent, then the slowest names of each resolver's pass."""
     passes = dns_passes(results)
@@ -101,7 +110,9 @@ def dns_lines(results: Iterable[Any], shown: int = SLOWEST_SHOWN) -> list[str]:
            + (f", at most {number(rate, 0)} queries/s" if rate else "")
            + f", stub waits {meta.get('timeouts', MISSING)} s"
            + (", TCP on truncation" if meta.get("tcp_fallback") else ", no TCP fallback"))
-    lines = [f"queries: {meta.get('source') or MISSING}; {how}; engine {', '.join(engines)}"]
+    timed = stamps_text(meta)
+    lines = [f"queries: {meta.get('source') or MISSING}; {how}; engine {', '.join(engines)}"
+             + (f"; {timed}" if timed else "")]
     for item in passes:
         retried, tcp = item.values.get("retried", 0), item.values.get("via_tcp", 0)
         extra = []

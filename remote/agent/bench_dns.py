@@ -6,7 +6,8 @@ timeout). Passes: cold (the first: the resolver fills its cache) then warm (the 
 Order: sequential (each resolver's passes in turn) or interleaved (all resolvers at once, each with its
 own window). mode=max: maximum throughput for `duration` seconds, the list looped, no resend: dnsperf
 where it is installed (it says "dnsperf 2.x" beside the figures), else the built-in engine with a wider
-window (and says so).
+window (and says so). stamps: an answer is timed when it is read (as dnsperf does), or with stamps=kernel at
+the kernel's receive time (replays only); each result's metadata says which.
 
 Live: a "dns_tick" event per resolver per second. Results per resolver and pass (metadata: resolver,
 pass, engine, queries, source): answered, noerror, nxdomain, servfail, refused, other_rcode, timeouts,
@@ -23,6 +24,10 @@ TEST = "dns"
 PASSES = ("cold,warm", "cold", "warm")
 ORDERS = ("sequential", "interleaved")
 MODES = ("replay", "max")
+# when an answer counts as arrived: when the agent reads it (as dnsperf and a stub library time it: the host's
+# own delay in waking up to read it is in the latency), or the kernel's receive time (Linux; the resolver's and
+# the network's time alone). Max mode always reads: the kernel's stamp costs CPU that sets the rate there.
+STAMPS = ("read", "kernel")
 SYSTEM = "system"           # the nameservers of the host's /etc/resolv.conf, read when the run starts
 RESOLV_CONF = "/etc/resolv.conf"
 UPLOAD_PREFIX = "upload:"   # a query list the workbench put into the run directory
@@ -40,6 +45,7 @@ PARAMS = (
     {"name": "rate", "kind": "float", "default": 0.0, "low": 0.0, "high": 1e7, "unit": "queries/s"},
     {"name": "timeouts", "kind": "text", "default": "1,2"},
     {"name": "tcp_fallback", "kind": "bool", "default": True},
+    {"name": "stamps", "kind": "choice", "default": "read", "choices": STAMPS},
     {"name": "mode", "kind": "choice", "default": "replay", "choices": MODES},
     {"name": "duration", "kind": "float", "default": 10.0, "low": 1.0, "high": 3600.0, "unit": "s"},
     {"name": "limit", "kind": "int", "default": 0, "low": 0, "high": MAX_QUERIES},
@@ -154,7 +160,7 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     out = {"resolvers": ",".join(SYSTEM if r == (SYSTEM, 0) else dns_replay.resolver_text(*r) for r in resolvers),
            "queries": queries}  # type: Dict[str, Any]
     for name, choices in (("query_format", dns_queries.FORMATS), ("passes", PASSES), ("order", ORDERS),
-                          ("mode", MODES)):
+                          ("mode", MODES), ("stamps", STAMPS)):
         value = str(merged[name]).strip().replace(" ", "") if merged[name] is not None else ""
         if name == "passes" and value == "warm,cold":
             value = "cold,warm"
@@ -165,6 +171,9 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
     out["rate"] = float(_number(merged["rate"], "rate", 0, 1e7))
     out["timeouts"] = ",".join("{:g}".format(w) for w in parse_timeouts(merged["timeouts"]))
     out["tcp_fallback"] = _yes(merged["tcp_fallback"], "tcp_fallback")
+    if out["mode"] == "max" and out["stamps"] == "kernel":
+        raise ValueError("dns: mode=max times answers when they are read, as dnsperf does; stamps=kernel is for "
+                         "replays (leave stamps out, or set stamps=read)")
     out["duration"] = float(_number(merged["duration"], "duration", 1, 3600))
     out["limit"] = _number(merged["limit"], "limit", 0, MAX_QUERIES, True)
     edns = _number(merged["edns"], "edns", 0, 65535, True)
@@ -218,7 +227,7 @@ def run(ctx: Any, params: Dict[str, Any]) -> None:
     base = {"queries": len(prepared), "source": listed.source, "order": params["order"],
             "in_flight": params["in_flight"], "rate": params["rate"] or None, "timeouts": params["timeouts"],
             "tcp_fallback": params["tcp_fallback"], "edns": params["edns"] or None,
-            "mode": params["mode"]}   # type: Dict[str, Any]
+            "mode": params["mode"], "stamps": "read"}   # type: Dict[str, Any]
     if params["mode"] == "max":
         return _max(ctx, params, resolvers, listed, prepared, base)
     passes = params["passes"].split(",")
@@ -265,16 +274,20 @@ def _replay_pass(ctx: Any, params: Dict[str, Any], group: Sequence[Tuple[str, in
             done = sum(seen.done for seen in lanes_seen.values())
             ctx.progress(phase, done / expected if expected else 1.0)
 
+    kernel = params.get("stamps") == "kernel" and not seconds
     lanes = dns_replay.replay(group, prepared, window=window, rate=params["rate"] or None, timeouts=timeouts,
                               tcp_fallback=params["tcp_fallback"], total=total, seconds=seconds,
-                              on_tick=tick, should_stop=ctx.check)
+                              on_tick=tick, should_stop=ctx.check, kernel_stamps=kernel)
     for lane in lanes:
+        if kernel and not lane.kernel_stamps:
+            ctx.warning("dns: this host's kernel gives no receive times (stamps=kernel needs Linux): {}'s answers "
+                        "were timed when read".format(lane.label))
         if lane.icmp_errors:
             ctx.warning("dns: {} said its port is closed ({} ICMP errors): is a resolver listening there?".format(
                 lane.label, lane.icmp_errors))
         figures = dns_stats.summarise(lane.columns(), max(lane.end - lane.start, 1e-6))
         dns_stats.emit(ctx, figures, dict(meta, resolver=lane.label, queries=lane.sent, stray=lane.stray,
-                                          **{"pass": pass_name}))
+                                          stamps="kernel" if lane.kernel_stamps else "read", **{"pass": pass_name}))
 
 
 def _max(ctx: Any, params: Dict[str, Any], resolvers: Sequence[Tuple[str, int]], listed: Any, prepared: Any,

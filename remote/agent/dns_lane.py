@@ -22,7 +22,7 @@ ID_SPACE = 1 << 16
 class Lane:
     """One resolver's share of a replay: its socket, its window and what came back."""
 
-    def __init__(self, resolver: Tuple[str, int], prepared: Prepared, total: int, kernel_stamps: bool = True) -> None:
+    def __init__(self, resolver: Tuple[str, int], prepared: Prepared, total: int, kernel_stamps: bool = False) -> None:
         self.resolver = resolver
         self.label = resolver_text(*resolver)
         self.prepared = prepared

@@ -7,10 +7,11 @@ answer to a resent one) is ignored. The stub's schedule is explicit: timeouts (1
 send again (same id), wait 2 s, then it is a timeout. Latency is from the first send, as a client
 waits it. A truncated answer (TC bit) is asked again over TCP when tcp_fallback is on.
 
-Each query is stamped right before its own send (as dnsperf does) and each answer with the kernel's time of
-its arrival (dns_clock; where there is none, right after its own recv): one time for a whole burst or batch
-would put the burst's (or batch's) duration into every latency of it, and a time taken after the read would
-put the client's own delays (waking up, reading the answers before it) into the resolver's latency.
+Each query is stamped right before its own send and each answer right after its own recv, as dnsperf does:
+one time for a whole burst or batch would put the burst's (or batch's) duration into every latency of it.
+kernel_stamps=True takes the kernel's time of the answer's arrival instead (dns_clock), which leaves the
+client's own delays (waking up, reading the answers before it) out of the latency: the resolver's and the
+network's time alone, lower than dnsperf's by those delays.
 
 Interleaved: every resolver gets its own copy of the list and its own window, all in the same loop,
 so they see the same moments of the network; sequential: one resolver after the other (call once
@@ -43,13 +44,14 @@ def replay(resolvers: Sequence[Tuple[str, int]], prepared: Prepared, window: int
            rate: Optional[float] = None, timeouts: Sequence[float] = (1.0, 2.0), tcp_fallback: bool = True,
            total: Optional[int] = None, seconds: Optional[float] = None,
            on_tick: Optional[TickCallback] = None, should_stop: Optional[Callable[[], None]] = None,
-           kernel_stamps: bool = True) -> List[Lane]:
+           kernel_stamps: bool = False) -> List[Lane]:
     """Send the prepared list to every resolver at once (one lane each); returns the lanes with their figures.
 
     total: queries per resolver (default the list once; more loops the list); seconds: stop sending after
     this long (max mode; what is in flight then is still waited for). should_stop raises to end the run.
-    kernel_stamps=False times each answer right after its read, as dnsperf does: a plain recv() instead of a
-    recvmsg() with the stamp saves about a quarter of the client's CPU per answer (max mode's trade)."""
+    kernel_stamps=True times each answer with the kernel's receive time (Linux; where there is none, the lane
+    says so and reads as by default): recvmsg() with the stamp costs about a quarter of the client's CPU per
+    answer more than the plain recv() of an answer timed at the read."""
     if not timeouts:
         raise ValueError("timeouts: at least one wait")
     total = len(prepared) if total is None else total
@@ -77,6 +79,15 @@ def _other_question(data: bytes, q: bytes) -> bool:
     may echo the name in other case (0x20 randomisation), never another name, type or class."""
     echoed = data[12:12 + len(q)]
     return echoed[:-4].lower() != q[:-4] or echoed[-4:] != q[-4:]
+
+
+def _answers_within(socks: List[Any], seconds: float) -> bool:
+    """Wait up to `seconds` (to the microsecond, unlike poll) for an answer on any of socks; True if one came."""
+    try:
+        return bool(select.select(socks, (), (), seconds)[0])
+    except ValueError:      # a descriptor past select's FD_SETSIZE (a process with 1,024 files open): just wait
+        time.sleep(seconds)
+        return False
 
 
 def _send_again(lane: Lane, message: bytes) -> None:
@@ -122,9 +133,11 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
     space, unpack_stamp = dns_clock.ANCILLARY_SPACE, dns_clock.TIMESPEC.unpack_from
     stamped_kind, stamp_size = dns_clock.SO_TIMESTAMPNS, dns_clock.TIMESPEC.size
     ticking = on_tick is not None
-    # kernel stamps make the loop's wake-up time irrelevant to a latency: the next send can be waited for to
-    # the microsecond (a sleep), not to poll's millisecond, which would send a rate's queries in pairs
-    fine_pacing = bool(interval) and all(lane.kernel_stamps for lane in lanes)
+    # at a rate the next send is waited for to the microsecond, not to poll's millisecond (which would send a
+    # rate's queries in pairs): the last part of the wait is a select on the answers' sockets, so an answer
+    # that arrives meanwhile is still read (and timed) at once
+    fine_pacing = bool(interval)
+    answer_socks = [lane.sock for lane in lanes]
 
     def finish(lane: Lane, seq: int, now: float, code: Optional[int], via: str) -> None:
         if code is None:
@@ -229,8 +242,8 @@ def _loop(lanes: List[Lane], prep: Prepared, window: int, rate: Optional[float],
                 events = poller.poll(max(0, int((wake - now) * 1000.0)))
                 if not events:
                     now = monotonic()
-                    if wake > now:
-                        time.sleep(wake - now)
+                    if wake > now and _answers_within(answer_socks, wake - now):
+                        events = poller.poll(0)
             else:
                 events = poller.poll(max(0, int((wake - now) * 1000.0 + 0.999)))
             now = monotonic()

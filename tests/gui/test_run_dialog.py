@@ -249,17 +249,20 @@ def test_dns_form_builds_the_request_params_and_says_what_is_wrong(dialog):
     form.order.setCurrentIndex(form.order.findData("interleaved"))
     form.limit.setValue(5000)
     form.timeouts.setText("1,2")
+    assert form.stamps.currentData() == "read"    # as dnsperf times them, unless asked otherwise
+    form.stamps.setCurrentIndex(form.stamps.findData("kernel"))
     assert dialog.validate()
     assert dialog.choice().params == {"resolvers": "10.0.0.2,127.0.0.53:53", "queries": "/var/log/squid/access.log",
                                       "query_format": "squid", "mode": "replay", "in_flight": 10, "rate": 0.0,
                                       "limit": 5000, "timeouts": "1,2", "passes": "cold,warm",
-                                      "order": "interleaved", "tcp_fallback": True}
+                                      "order": "interleaved", "tcp_fallback": True, "stamps": "kernel"}
     form.resolvers.setText("dns.google")
     assert not dialog.validate() and "give an IP address" in dialog.error_label.text()
     form.resolvers.setText("10.0.0.2")
     form.mode.setCurrentIndex(form.mode.findData("max"))
-    assert not form.passes.isEnabled() and form.duration.isEnabled()
+    assert not form.passes.isEnabled() and not form.stamps.isEnabled() and form.duration.isEnabled()
     assert dialog.choice().params["duration"] == 10.0 and "passes" not in dialog.choice().params
+    assert "stamps" not in dialog.choice().params and dialog.validate()    # max mode reads, whatever was picked
 
 
 def test_a_dns_runs_last_second_is_its_progress_rows_status(qtbot):

@@ -49,6 +49,7 @@ def test_two_resolvers_in_the_pdf(qapp, workbench) -> None:
     assert "cold pass, p50: 10.0.0.2:53 leader; 9.9.9.9:53 0.146x of 10.0.0.2:53 (" in text
     assert "lost0.void.example. timeout" in text and "slow0.odd.example." in text
     assert "NXDOMAIN" in text and "4,992" in text
+    assert "Latencies run from the first send to the answer's read, as dnsperf times them, and cover" in text
 
 
 def test_a_report_without_dns_has_no_dns_block(qapp, workbench) -> None:

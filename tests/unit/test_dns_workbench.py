@@ -38,7 +38,7 @@ def _records(slow: float, timeouts: int) -> list[dict]:
 def _run_results() -> list[dict]:
     ctx = Collect()
     base = {"engine": "builtin", "source": "squid uploaded queries-access.log (99 queries)", "order": "sequential",
-            "in_flight": 10, "timeouts": "1,2", "tcp_fallback": True, "mode": "replay"}
+            "in_flight": 10, "timeouts": "1,2", "tcp_fallback": True, "mode": "replay", "stamps": "read"}
     for resolver, slow, missed in (("10.0.0.2:53", 2500.0, 2), ("127.0.0.53:53", 40.0, 0)):
         for pass_name in ("cold", "warm"):
             records = _records(slow, missed)
@@ -95,6 +95,9 @@ def test_the_methodology_says_what_was_sent_and_what_a_timeout_is() -> None:
                                    "tcp_fallback": True}, [R(r) for r in _run_results()]))
     assert "10.0.0.2:53, 127.0.0.53:53" in text and "cold then warm passes" in text
     assert "waits of 1,2 s" in text and "asked again over TCP" in text
+    assert "Latencies run from the first send to the answer's read, as dnsperf times them, and cover" in text
+    kernel = [R(dict(r, metadata=dict(r["metadata"], stamps="kernel"))) for r in _run_results()]
+    assert "to the answer's arrival as the host's kernel stamped it" in " ".join(dns_sentences({}, kernel))
 
 
 def test_a_local_query_list_is_uploaded_and_a_host_path_stays_the_hosts(tmp_path: Path) -> None:
@@ -149,3 +152,18 @@ def test_a_comparison_of_runs_with_other_lists_or_engines_says_so() -> None:
     assert "built-in on proxy1; dnsperf 2.10.0 on proxy2" in texts["engines differ"].text
     assert texts["query lists differ"].keys == ("dns:total_s", "dns:p50_ms", "dns:p99_ms")
     assert between_caveats([("proxy1", one), ("proxy2", _run_results())]) == []
+
+
+def test_a_comparison_of_runs_that_timed_answers_differently_says_so() -> None:
+    from app.compare.caveats import between_caveats
+
+    def timed(stamps: str | None) -> list[dict]:
+        out = [dict(r, metadata=dict(r["metadata"], stamps=stamps)) for r in _run_results()]
+        return [dict(r, metadata={k: v for k, v in r["metadata"].items() if v is not None}) for r in out]
+
+    texts = {c.tag: c for c in between_caveats([("proxy1", timed("read")), ("proxy2", timed("kernel"))])}
+    assert set(texts) == {"answers timed differently"}
+    assert ("answers timed when read, as dnsperf does on proxy1; answers timed at the kernel's receive time "
+            "(the host's own read delay left out) on proxy2") in texts["answers timed differently"].text
+    # a run stored before runs said how they timed answers is not called different
+    assert between_caveats([("proxy1", timed(None)), ("proxy2", timed("kernel"))]) == []
