@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from app.engine.client_groups import member_status
 from app.engine.clients_together import TogetherOutcome, TogetherRequest, client_name, run_together
 from app.engine.dbload_totals import KNEE_RULE, DbLoadTotal, dbload_total
 from app.engine.dbload_watch import TargetWatch, WatchResult, record, start_watch
@@ -164,7 +165,7 @@ def store_total(bench: Any, request: DbMultiRequest, params: Mapping[str, Any], 
     run_id = runs.create(f"TOTAL {target} ({count} clients)"[:200], TEST,
                          {"params": {k: v for k, v in params.items() if k not in (*SET_BY_WORKBENCH, "password")},
                           "hosts": list(outcome.hosts), "members": [r.run_id for r in member.values()],
-                          "interval": request.interval})
+                          "member_status": member_status(member.values()), "interval": request.interval})
     outcome.total_run_id = run_id
     runs.add_results(run_id, total_results(outcome, target))
     runs.add_events(run_id, [{"seq": 1, "t": time.time(), "type": "dbload_total", "group": outcome.group,

@@ -2,17 +2,19 @@
 client run is collected, as a sweep never left would have made it (app.engine.shared_run).
 
 The client runs carry their group and their index in their parameters, so the re-attach finds its siblings in
-the store. The TOTAL is made when none of them is left running or with a lost link, and only once. Each
-client's per-second counts are summed as they are; what needs the clients' clocks (how far apart their first
-requests came) uses the clock offset measured when that client run was collected (its "clock" event), since
-the offsets measured at the start were lost with the workbench: the TOTAL says so.
+the store. The TOTAL is made when none of them is left running or with a lost link, and only once; again only
+when it was made while one of them had lost its link (app.engine.client_groups), keeping the start's clock
+offsets. Each client's per-second counts are summed as they are; what needs the clients' clocks (how far apart
+their first requests came) uses, after a workbench that went away, the clock offset measured when that client
+run was collected (its "clock" event), since the offsets measured at the start were lost with the workbench:
+the TOTAL says so.
 """
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from app.engine.client_groups import MAKING, client_runs, has_total, run_params
+from app.engine.client_groups import MAKING, client_runs, replaced_note, run_params, stale_totals, total_offsets
 from app.engine.dbload_reattach import UNFINISHED
 from app.engine.orchestrator import RunOutcome
 from app.engine.shared_run import TAG_PREFIX, TEST, SharedOutcome, SharedRequest, set_timing, store_total
@@ -60,7 +62,8 @@ def _rebuild(workbench: Any, run_id: int) -> int | None:
     if any(run.status in UNFINISHED for run in clients):
         return None
     group = str(params.get("group"))
-    if has_total(workbench, TAG_PREFIX + group):
+    replaced = stale_totals(workbench, TAG_PREFIX + group, clients)
+    if replaced is None:
         return None
     first = clients[0]
     hosts = tuple(run.host_name for run in clients)
@@ -72,11 +75,17 @@ def _rebuild(workbench: Any, run_id: int) -> int | None:
     outcome = SharedOutcome(group, hosts, outcomes)
     outcome.offsets = {run.host_name: offset for run in clients
                        if (offset := collected_offset(workbench, run)) is not None}
+    # a TOTAL made again keeps the offsets its workbench measured at the start, where it has them
+    outcome.offsets.update(total_offsets(workbench, replaced, "shared_total"))
     steps = set_timing(outcome, base)
-    store_total(workbench, request, base, outcome, _start(workbench, clients, outcome, steps), note=NOTE)
+    store_total(workbench, request, base, outcome, _start(workbench, clients, outcome, steps),
+                note=replaced_note(replaced) if replaced else NOTE)
     total = outcome.total_run_id
     if total is not None:
-        log.info("shared-storage group %s: TOTAL stored as run %s after re-attach", group, total)
+        for old in replaced:    # the clients' runs stay; only the sum made without one of them goes
+            workbench.delete_run(old)
+        log.info("shared-storage group %s: TOTAL stored as run %s after re-attach%s", group, total,
+                 f", replacing {replaced}" if replaced else "")
     return total
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from app.engine.client_groups import member_status
 from app.engine.clients_together import (
     TogetherOutcome,
     TogetherRequest,
@@ -199,6 +200,7 @@ def store_total(bench: Any, request: SharedRequest, params: Mapping[str, Any], o
     name = f"TOTAL {params['test_dir']} ({count} client{'s' if count != 1 else ''})"[:200]
     run_id = runs.create(name, TEST, {"params": dict(params, client_index=None, client_name=None),
                                       "hosts": list(outcome.hosts), "members": member_ids,
+                                      "member_status": member_status(outcome.outcomes),
                                       "interval": request.interval})
     outcome.total_run_id = run_id
     results, series = _total_figures(outcome, params, start)
