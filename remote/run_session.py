@@ -56,6 +56,11 @@ class Control(Protocol):
     def wait(self, timeout: float) -> bool: ...
 
 
+class RunLeft(RemoteError):
+    """The workbench stopped following a run and left it to its host, to be collected later: nothing is read
+    further, stored or removed there (a control whose `left` is true asks for it)."""
+
+
 class _NoControl:
     stopped = False
     cancelled = False
@@ -260,6 +265,8 @@ class RunSession(RunEnding, RunLiveness):
         """Poll until the run ends, is stopped or cancelled; clean up; returns the final status."""
         try:
             while True:
+                if getattr(self.control, "left", False):
+                    raise RunLeft(f"{self.host}: the run was left to its host, to be collected later")
                 self.poll()
                 if self.finished:
                     break

@@ -118,7 +118,13 @@ class MonitorFollower:
             self.error = exc
 
     def stop(self, timeout: float = 120.0) -> None:
+        """The load is stored: the monitor is collected now and covers it."""
         self.control.stop()
+        self._thread.join(timeout)
+
+    def leave(self, timeout: float = 120.0) -> None:
+        """The load went on without us: the monitor is left running beside it, to be collected with it later."""
+        self.control.leave()
         self._thread.join(timeout)
 
 
@@ -149,6 +155,10 @@ class ServerAlongside:
         """The load run's attach ended (stored: it is stored now); collect the monitor and tie the two. A load
         run not stored (its host unreachable, left running) leaves its monitor running as well, for later."""
         if self.monitor is None or (self.follower is None and not stored):
+            return
+        if self.follower is not None and not stored:
+            # the load's host answered, then its link was lost again: the load goes on, and so must its monitor
+            self.follower.leave()
             return
         if self.follower is not None:
             self.follower.stop()

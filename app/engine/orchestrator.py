@@ -6,7 +6,6 @@ the Workbench, whose store opens a session per call and whose connect() makes a 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -18,6 +17,7 @@ from app.engine.dbload_target import with_target_ram
 from app.engine.lock import RunLock
 from app.engine.pool import START_GATE
 from app.engine.result_rates import stored_results, without_rates
+from app.engine.run_control import RunControl  # noqa: F401 - this module's API too
 from app.engine.run_files import FilesError, files_record, with_files
 from app.engine.settings import Settings
 from app.engine.test_dir import FROM_HOST, TestDirChoice, choose_test_dir
@@ -28,7 +28,15 @@ from remote.errors import ConnectError, NoPython
 from remote.facts import gather_facts
 from remote.hostspec import HostSpec
 from remote.run_clock import on_our_clock
-from remote.run_session import DEFAULT_MARGIN, DEFAULT_RECONNECT_BUDGET, MONITOR, RunLost, RunSession, RunVanished
+from remote.run_session import (
+    DEFAULT_MARGIN,
+    DEFAULT_RECONNECT_BUDGET,
+    MONITOR,
+    RunLeft,
+    RunLost,
+    RunSession,
+    RunVanished,
+)
 from remote.run_tail import workbench_event
 from remote.telemetry.compute import TelemetryComputer
 from remote.telemetry.sample import TelemetrySample, samples_to_series
@@ -88,37 +96,6 @@ class RunOutcome:
     status: RunStatus   # never RUNNING
     error: str
     samples: int
-
-
-class RunControl:
-    """Thread-safe: the GUI or the CLI's main thread asks, the worker running the run obeys."""
-
-    def __init__(self) -> None:
-        self._stopped = threading.Event()
-        self._cancelled = threading.Event()
-        self._wake = threading.Event()
-
-    def stop(self) -> None:
-        """End normally and store (open-ended monitors); an agent test is stopped as cancelled."""
-        self._stopped.set()
-        self._wake.set()
-
-    def cancel(self) -> None:
-        """Stop the agent, remove the run directory, store the run as cancelled."""
-        self._cancelled.set()
-        self._wake.set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stopped.is_set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled.is_set()
-
-    def wait(self, timeout: float) -> bool:
-        """Sleep up to `timeout` seconds; True at once when stop() or cancel() was called."""
-        return self._wake.wait(timeout)
 
 
 def validate_request(request: RunRequest) -> dict[str, Any]:
@@ -265,6 +242,9 @@ def drive_run(workbench: RunServices, run_id: int, request: RunRequest, session:
     except LeftRunning:
         store = False   # still ours to collect later: nothing stored, nothing removed on the host
         raise
+    except RunLeft as exc:
+        store = False   # left while followed (RunControl.leave): the same, said the same way
+        raise LeftRunning(f"run {run_id} on {exc}; `benchbay runs attach {run_id}` collects it") from None
     except RunLost as exc:
         status, error = RunStatus.FAILED, str(exc)
         if control.cancelled or control.stopped:   # the user ended it while the host was unreachable

@@ -56,17 +56,27 @@ def test_a_load_whose_host_does_not_answer_leaves_its_servers_monitor_running(wo
     monitor = _monitor(store, "db", {"watching": "dbload", "clients": ["c1"], "group": ""})
     load = _load(store, "c1")
     attached: list[tuple[int, bool]] = []
+    controls = []
 
     def attach(run_id, control, keep_open):
         attached.append((run_id, keep_open))
+        controls.append(control)
 
     unreachable = ServerAlongside(workbench, _run(store, load), True, attach)
     unreachable.done(False)                      # the load's host did not answer: nothing collected
     assert attached == [] and _run(store, monitor).status == "running"
-    reached = ServerAlongside(workbench, _run(store, load), True, attach)
-    reached.connected()
-    reached.done(False)                          # answered, then left: the follower is stopped
+    lost_again = ServerAlongside(workbench, _run(store, load), True, attach)
+    lost_again.connected()
+    lost_again.done(False)                       # answered, then its link was lost again: the load goes on
     assert attached == [(monitor, True)]
+    # the monitor was followed and is left running beside the load, not stopped (which would collect it now)
+    assert controls[0].left and not controls[0].stopped and not controls[0].cancelled
+    assert _run(store, monitor).status == "running" and all(
+        e["type"] != "target_telemetry" for e in workbench.run_events(load))
+    stored = ServerAlongside(workbench, _run(store, load), True, attach)
+    stored.connected()
+    stored.done(True)                            # the load is stored: the monitor is collected now
+    assert controls[1].stopped and not controls[1].left
 
 
 def test_leaving_at_once_names_the_servers_monitor_left_beside_its_load(workbench) -> None:
