@@ -95,17 +95,18 @@ def between_caveats(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
 def _dns_differences(rows: Sequence[tuple[str, Sequence[Any]]]) -> list[Caveat]:
     """DNS figures sent by different engines or from different query lists (the runs' first resolver's pass)."""
     out: list[Caveat] = []
-    for key, tag, what in (("engine", "engines differ", "with different engines"),
-                           ("source", "query lists differ", "from different query lists"),
-                           ("stamps", "answers timed differently", "with answers timed differently")):
+    # a run stored before it said how it timed its answers (None) has nothing to set against the others
+    for tag, what, value_of in (("engines differ", "with different engines", engine_text),
+                                ("query lists differ", "from different query lists",
+                                 lambda meta: str(meta.get("source") or "?")),
+                                ("answers timed differently", "with answers timed differently",
+                                 lambda meta: stamps_text(meta) or None)):
         found: dict[str, list[str]] = {}
         for label, results in rows:
             meta = next((_meta(r) for r in results if result_field(r, "test") == "dns"), None)
-            if meta is None or key == "stamps" and not stamps_text(meta):
-                continue    # a run stored before it said how it timed its answers: nothing to set against
-            value = (engine_text(meta) if key == "engine" else
-                     stamps_text(meta) if key == "stamps" else str(meta.get(key) or "?"))
-            found.setdefault(value, []).append(label)
+            value = value_of(meta) if meta is not None else None
+            if value is not None:
+                found.setdefault(value, []).append(label)
         if len(found) > 1:
             groups = "; ".join(f"{value} on {', '.join(labels)}" for value, labels in found.items())
             out.append(Caveat(tag, f"DNS figures measured {what} ({groups}).", _keys("dns")))

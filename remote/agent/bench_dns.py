@@ -274,7 +274,7 @@ def _replay_pass(ctx: Any, params: Dict[str, Any], group: Sequence[Tuple[str, in
             done = sum(seen.done for seen in lanes_seen.values())
             ctx.progress(phase, done / expected if expected else 1.0)
 
-    kernel = params.get("stamps") == "kernel" and not seconds
+    kernel = params.get("stamps") == "kernel"     # never in max mode (validate)
     lanes = dns_replay.replay(group, prepared, window=window, rate=params["rate"] or None, timeouts=timeouts,
                               tcp_fallback=params["tcp_fallback"], total=total, seconds=seconds,
                               on_tick=tick, should_stop=ctx.check, kernel_stamps=kernel)
